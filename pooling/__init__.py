@@ -1,0 +1,26 @@
+"""pooling: build, judge and evaluate information-retrieval test collections."""
+
+from pooling.errors import (
+    EvaluationError,
+    FormatError,
+    MeasureError,
+    PoolingError,
+    Problem,
+    SchemaError,
+    StoreError,
+    StoreLockedError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EvaluationError",
+    "FormatError",
+    "MeasureError",
+    "PoolingError",
+    "Problem",
+    "SchemaError",
+    "StoreError",
+    "StoreLockedError",
+    "__version__",
+]

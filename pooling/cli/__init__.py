@@ -1,0 +1,50 @@
+"""The `pooling` command line: a thin Typer layer over the library.
+
+Each command parses options, calls one library function and renders its result. Library
+errors (`PoolingError`) become one message on stderr and exit code 1; `--verbose` shows the
+traceback too.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from pooling.cli.app import app, state
+from pooling.errors import PoolingError
+
+# Command modules register themselves on `app` when imported.
+from pooling.cli import store_cmds  # noqa: E402,F401  isort: skip
+
+try:  # the evaluator's commands
+    from pooling.cli import eval_cmds  # noqa: F401
+except ImportError:  # pragma: no cover - only while that module does not exist
+    pass
+
+
+def main() -> None:
+    """Entry point: run the app, turning library errors into one clear line."""
+    try:
+        app(standalone_mode=False)
+    except PoolingError as exc:
+        if state.verbose:
+            import traceback
+
+            traceback.print_exc()
+        typer.echo(f"Error: {exc}", err=True)
+        sys.exit(getattr(exc, "exit_code", 1))
+    except typer.Abort:
+        typer.echo("Aborted.", err=True)
+        sys.exit(1)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except SystemExit:
+        raise
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

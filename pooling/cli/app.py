@@ -1,0 +1,33 @@
+"""The Typer application object and global options shared by every command module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+import typer
+
+
+@dataclass
+class _State:
+    verbose: bool = False
+
+
+state = _State()
+
+app = typer.Typer(
+    name="pooling",
+    help="Build, judge and evaluate information-retrieval test collections.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _global(
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="Show tracebacks for errors.")
+    ] = False,
+) -> None:
+    state.verbose = verbose

@@ -1,0 +1,1 @@
+"""Store commands: init, import, info, export."""
