@@ -41,10 +41,11 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except SystemExit:
         raise
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.ClickException):
+    except Exception as exc:
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):  # usage errors from click
             exc.show()
             sys.exit(exc.exit_code)
-        raise
+        if state.verbose:
+            raise
+        typer.echo(f"Error: internal error: {exc!r} (run with --verbose for the traceback)", err=True)
+        sys.exit(1)

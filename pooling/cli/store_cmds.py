@@ -1,1 +1,189 @@
-"""Store commands: init, import, info, export."""
+"""Store commands: `init`, `import topics|docs|runs|qrels|letor`, `info`, `export run|qrels`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pooling.cli.app import app
+from pooling.progress import terminal_progress
+from pooling.store import Store
+
+import_app = typer.Typer(help="Import topics, documents, runs or qrels into a store.", no_args_is_help=True)
+export_app = typer.Typer(help="Export runs or qrels from a store as TREC files.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+app.add_typer(export_app, name="export")
+
+StoreArg = Annotated[Path, typer.Argument(help="The collection's store file (DuckDB).")]
+FilesArg = Annotated[list[Path], typer.Argument(help="Files to import (.gz read transparently).")]
+err = Console(stderr=True)
+out = Console()
+
+
+def _warn(messages: list[str]) -> None:
+    for m in messages:
+        err.print(f"[yellow]warning:[/yellow] {m}", highlight=False)
+
+
+@app.command()
+def init(store: StoreArg) -> None:
+    """Create a new, empty store file for a test collection."""
+    Store.create(store).close()
+    out.print(f"created {store}", highlight=False)
+
+
+@import_app.command("topics")
+def import_topics(
+    store: StoreArg,
+    files: FilesArg,
+    format: Annotated[str | None, typer.Option(help="trec, tsv or jsonl (default: guessed).")] = None,
+) -> None:
+    """Import topics (TREC SGML, TSV query_id<TAB>text, or JSONL)."""
+    with Store(store) as s:
+        for f in files:
+            r = s.import_topics(f, format=format)
+            out.print(f"{r.source}: {r.status}, {r.added} new topic(s), {r.unchanged} unchanged",
+                      highlight=False)
+
+
+@import_app.command("docs")
+def import_docs(
+    store: StoreArg,
+    files: FilesArg,
+    format: Annotated[str | None, typer.Option(help="jsonl, tsv or trec (default: guessed).")] = None,
+) -> None:
+    """Import documents (JSONL, TSV, or TREC SGML <DOC>)."""
+    with Store(store) as s, terminal_progress() as bar:
+        for f in files:
+            r = s.import_documents(f, format=format, progress=bar)
+            out.print(f"{r.source}: {r.status}, {r.added} new document(s), {r.unchanged} unchanged",
+                      highlight=False)
+
+
+@import_app.command("runs")
+def import_runs(
+    store: StoreArg,
+    files: FilesArg,
+    name: Annotated[str | None, typer.Option(help="run_id for a single file (default: its tag).")] = None,
+    meta: Annotated[
+        Path | None,
+        typer.Option(help="TSV with columns file, run_id, team, description[, pooled yes/no]."),
+    ] = None,
+    dedupe: Annotated[
+        str, typer.Option(help="'error' (default) or 'first': keep the first of repeated docs.")
+    ] = "error",
+    strict: Annotated[bool, typer.Option(help="Refuse runs naming topics the store lacks.")] = False,
+    split_by_tag: Annotated[bool, typer.Option(help="Import each tag of a file as its own run.")] = False,
+) -> None:
+    """Import TREC run files (query_id Q0 doc_id rank score tag), all or nothing."""
+    from pooling.errors import StoreError
+    from pooling.store.runs import read_run_meta
+
+    if dedupe not in ("error", "first"):
+        raise StoreError("--dedupe must be 'error' or 'first'")
+    run_meta = read_run_meta(meta) if meta else None
+    with Store(store) as s, terminal_progress() as bar:
+        report = s.import_runs(
+            files, name=name, meta=run_meta, dedupe=dedupe, strict=strict,
+            split_by_tag=split_by_tag, progress=bar,
+        )
+    for item in report.items:
+        if item.status == "imported":
+            extra = f", {item.duplicates_dropped} repeated line(s) dropped" if item.duplicates_dropped else ""
+            out.print(f"{item.source}: imported run {item.run_id} ({item.n_topics} topics, "
+                      f"{item.n_rows} rows{extra})", highlight=False)
+        else:
+            out.print(f"{item.source}: already imported as run {item.run_id}", highlight=False)
+    _warn(report.warnings)
+
+
+@import_app.command("qrels")
+def import_qrels(
+    store: StoreArg,
+    file: Annotated[Path, typer.Argument(help="TREC qrels file: query_id iter doc_id relevance.")],
+    name: Annotated[str | None, typer.Option(help="Name of the new qrels version.")] = None,
+) -> None:
+    """Import a qrels file as a new, immutable qrels version."""
+    with Store(store) as s:
+        r = s.import_qrels(file, name=name)
+    if r.status == "imported":
+        out.print(f"{file}: imported qrels version {r.name} ({r.n_topics} topics, {r.n_rows} "
+                  f"judgments, grades {', '.join(map(str, r.grades))})", highlight=False)
+    else:
+        out.print(f"{file}: already imported as qrels version {r.name}", highlight=False)
+
+
+@import_app.command("letor")
+def import_letor(
+    store: StoreArg,
+    file: Annotated[Path, typer.Argument(help="LETOR/SVMlight file: label qid:Q 1:v ... # docid")],
+    name: Annotated[str | None, typer.Option(help="Name of the qrels version made from labels.")] = None,
+    feature_runs: Annotated[
+        str | None,
+        typer.Option(help="Feature ids to import as runs ranking by that feature ('all' or 1,5,9)."),
+    ] = None,
+) -> None:
+    """Import LETOR labels as a qrels version, and optionally feature columns as runs."""
+    from pooling.store.letor import import_letor as do_import
+
+    with Store(store) as s:
+        result = do_import(s, file, name=name, feature_runs=feature_runs)
+    out.print(f"{file}: qrels version {result.qrels.name} ({result.qrels.status})", highlight=False)
+    for item in result.runs:
+        out.print(f"  run {item.run_id}: {item.status}", highlight=False)
+
+
+@app.command()
+def info(store: StoreArg) -> None:
+    """Counts per table, the runs with their topics and rows, and the qrels versions."""
+    with Store(store, read_only=True) as s:
+        data = s.info()
+    out.print(f"[bold]{data['path']}[/bold] (schema {data['schema_version']})", highlight=False)
+    counts = Table("table", "rows", title="contents")
+    for name, n in data["counts"].items():
+        counts.add_row(name, f"{n:,}")
+    out.print(counts)
+    if data["runs"]:
+        runs = Table("run_id", "team", "topics", "rows", "pooled", "source", title="runs")
+        for r in data["runs"]:
+            pooled = "" if r["pooled"] is None else ("yes" if r["pooled"] else "no")
+            runs.add_row(r["run_id"], r["team"] or "", str(r["n_topics"]), f"{r['n_rows']:,}",
+                         pooled, r["source"] or "")
+        out.print(runs)
+    if data["qrels_versions"]:
+        q = Table("version", "method", "topics", "judgments", "grades", title="qrels versions")
+        for r in data["qrels_versions"]:
+            q.add_row(r["name"], r["method"], str(r["n_topics"]), f"{r['n_rows']:,}",
+                      ",".join(map(str, r["grades"])))
+        out.print(q)
+
+
+@export_app.command("run")
+def export_run(
+    store: StoreArg,
+    run_id: Annotated[str, typer.Argument(help="The run to export.")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="File to write (default: stdout).")] = None,
+) -> None:
+    """Write a stored run as a TREC run file, in trec_eval order."""
+    with Store(store, read_only=True) as s:
+        s.export_run(run_id, output if output else sys.stdout)
+    if output:
+        err.print(f"wrote {output}", highlight=False)
+
+
+@export_app.command("qrels")
+def export_qrels(
+    store: StoreArg,
+    qrels: Annotated[str | None, typer.Option("--qrels", help="Qrels version (default: newest).")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="File to write (default: stdout).")] = None,
+) -> None:
+    """Write a qrels version as a TREC qrels file with a one-line provenance comment."""
+    with Store(store, read_only=True) as s:
+        name = s.export_qrels(output if output else sys.stdout, qrels)
+    if output:
+        err.print(f"wrote qrels version {name} to {output}", highlight=False)

@@ -7,8 +7,9 @@ import hashlib
 import io
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -56,3 +57,15 @@ def sha256_file(path: PathLike) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def write_lines(lines: Iterable[str], out: PathLike | IO[str]) -> None:
+    """Write text lines to an open stream, or atomically to a path (temp file, then rename)."""
+    if hasattr(out, "write"):
+        out.writelines(lines)  # type: ignore[union-attr]
+        return
+    path = Path(out)  # type: ignore[arg-type]
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(lines)
+    tmp.replace(path)

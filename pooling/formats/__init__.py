@@ -1,0 +1,202 @@
+"""Input formats: a registry of readers keyed by (kind, format name), and format sniffing.
+
+Every reader turns one file into a table of the kind's canonical schema (pooling.tables).
+`read_table(kind, path, format=None)` picks the reader: by the given format name, else by the
+file's extension (`.gz` ignored), else by its first bytes. Add a reader with `register(...)`
+(or `READERS[(kind, name)] = Reader(...)`); registration order is sniffing priority.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from pooling.errors import FormatError, Problem
+from pooling.formats import jsonl, letor, trec_docs, trec_topics, tsv
+from pooling.formats.source import GZIP_MAGIC, PathLike, display_name
+
+SNIFF_BYTES = 1 << 16
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One input format of one kind of table.
+
+    read:        path → canonical table of the kind.
+    extensions:  file name endings (lower case, after removing `.gz`) that mean this format.
+    sniff:       True when the first ~64 KiB of text look like this format.
+    iter_batches: optional streaming variant (path, batch_size) → record batches.
+    """
+
+    kind: str
+    name: str
+    description: str
+    read: Callable[[PathLike], pa.Table]
+    extensions: tuple[str, ...] = ()
+    sniff: Callable[[str], bool] | None = None
+    iter_batches: Callable[[PathLike, int], Iterator[pa.RecordBatch]] | None = None
+
+
+READERS: dict[tuple[str, str], Reader] = {}
+
+
+def register(reader: Reader) -> Reader:
+    READERS[(reader.kind, reader.name)] = reader
+    return reader
+
+
+def _first_line(head: str) -> str:
+    return next((line for line in head.splitlines() if line.strip()), "").strip()
+
+
+def _looks_jsonl(head: str) -> bool:
+    return head.lstrip().startswith("{")
+
+
+def _looks_tsv(head: str) -> bool:
+    first = _first_line(head)
+    return "\t" in first and not first.startswith(("<", "{"))
+
+
+def _looks_letor(head: str) -> bool:
+    return re.match(r"\S+\s+qid:\S", _first_line(head)) is not None
+
+
+register(Reader(
+    "topics", "trec", "TREC SGML topics: <top> <num> <title> <desc> <narr> </top>",
+    trec_topics.read_trec_topics, (".sgml", ".sgm", ".xml", ".trec"),
+    lambda head: re.search(r"<top>", head, re.IGNORECASE) is not None,
+))  # fmt: skip
+register(Reader(
+    "topics", "jsonl", "JSON Lines: query_id|qid|id|_id, title|query|text, description, narrative",
+    jsonl.read_jsonl_topics, (".jsonl", ".ndjson"), _looks_jsonl,
+))  # fmt: skip
+register(Reader(
+    "topics", "tsv", "query_id<TAB>text, no header",
+    tsv.read_tsv_topics, (".tsv",), _looks_tsv,
+))  # fmt: skip
+register(Reader(
+    "documents", "trec", "TREC SGML: <DOC> <DOCNO> ... <TEXT> ... </DOC>",
+    trec_docs.read_trec_documents, (".sgml", ".sgm", ".xml", ".trec"),
+    lambda head: re.search(r"<DOC(?:\s[^<>]*)?>", head, re.IGNORECASE) is not None,
+    trec_docs.iter_trec_documents,
+))  # fmt: skip
+register(Reader(
+    "documents", "jsonl", "JSON Lines: doc_id|docno|docid|id|_id, title, text|contents|body, url",
+    jsonl.read_jsonl_documents, (".jsonl", ".ndjson"), _looks_jsonl, jsonl.iter_jsonl_documents,
+))  # fmt: skip
+register(Reader(
+    "documents", "tsv", "doc_id<TAB>text or doc_id<TAB>title<TAB>text, no header",
+    tsv.read_tsv_documents, (".tsv",), _looks_tsv, tsv.iter_tsv_documents,
+))  # fmt: skip
+register(Reader(
+    "qrels", "letor", "LETOR/SVMlight: label qid:Q 1:v 2:v ... # docid = D (labels as grades)",
+    lambda path: letor.read_letor(path).qrels, (".letor", ".svm", ".svmlight"), _looks_letor,
+))  # fmt: skip
+
+
+def formats_of(kind: str) -> list[str]:
+    """The registered format names of a kind, in sniffing order."""
+    return [name for (k, name) in READERS if k == kind]
+
+
+def reader_for(kind: str, path: PathLike, format: str | None = None) -> Reader:
+    """The reader for a file: the named format, else the one its extension or content shows."""
+    source = display_name(path)
+    known = formats_of(kind)
+    if format is not None:
+        if (kind, format) not in READERS:
+            raise FormatError(
+                [Problem(source, None, f"unknown {kind} format {format!r}")],
+                hint=f"Use one of: {', '.join(known) or 'none registered'}.",
+            )
+        return READERS[(kind, format)]
+    candidates = [READERS[(kind, name)] for name in known]
+    suffix = _suffix(path)
+    by_extension = [r for r in candidates if suffix in r.extensions]
+    if len(by_extension) == 1:
+        return by_extension[0]
+    head = _head(path)
+    if not head.strip():
+        raise FormatError([Problem(source, None, "file is empty")], hint=f"Expected {kind}.")
+    for reader in by_extension or candidates:
+        if reader.sniff is not None and reader.sniff(head):
+            return reader
+    raise FormatError(
+        [
+            Problem(
+                source, None, f"cannot tell the {kind} format from the file name or its first lines"
+            )
+        ],
+        hint=f"Name the format: one of {', '.join(known)}.",
+    )
+
+
+def read_table(kind: str, path: PathLike, format: str | None = None) -> pa.Table:
+    """Read a file of `kind` into its canonical table (see `reader_for` for the choice)."""
+    return reader_for(kind, path, format).read(path)
+
+
+def read_topics(path: PathLike, format: str | None = None) -> pa.Table:
+    """Topics as TOPICS_SCHEMA: query_id, title, description, narrative, extra (JSON text)."""
+    return read_table("topics", path, format)
+
+
+def read_documents(path: PathLike, format: str | None = None) -> pa.Table:
+    """Documents as DOCUMENTS_SCHEMA: doc_id, title, text, url, extra (JSON text)."""
+    return read_table("documents", path, format)
+
+
+def iter_documents(
+    path: PathLike, format: str | None = None, batch_size: int = 10_000
+) -> Iterator[pa.RecordBatch]:
+    """Documents as record batches of DOCUMENTS_SCHEMA, for collections too big for memory.
+
+    A `FormatError` listing all problems is raised after the last batch: load in a transaction.
+    """
+    reader = reader_for("documents", path, format)
+    if reader.iter_batches is None:
+        yield from reader.read(path).to_batches(batch_size)
+    else:
+        yield from reader.iter_batches(path, batch_size)
+
+
+def _suffix(path: PathLike) -> str:
+    name = Path(str(path)).name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return Path(name).suffix
+
+
+def _head(path: PathLike) -> str:
+    """The first ~64 KiB of a file as text (gunzipped; stdin is peeked, not consumed)."""
+    if str(path) == "-":
+        raw = sys.stdin.buffer.peek(SNIFF_BYTES)[:SNIFF_BYTES]
+    else:
+        with open(path, "rb") as fh:
+            raw = fh.read(SNIFF_BYTES)
+    if raw[:2] == GZIP_MAGIC:
+        try:
+            raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, SNIFF_BYTES)
+        except zlib.error:
+            pass
+    return raw.decode("utf-8", errors="replace")
+
+
+__all__ = [
+    "READERS",
+    "Reader",
+    "formats_of",
+    "iter_documents",
+    "read_documents",
+    "read_table",
+    "read_topics",
+    "reader_for",
+    "register",
+]

@@ -1,0 +1,135 @@
+"""Shared plumbing of the readers: streaming lines, collecting problems, building Arrow tables.
+
+Readers decode line by line (not through a text stream) so that bad UTF-8 becomes a problem at
+its line, like any other, instead of a bare `UnicodeDecodeError` with no location.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, BinaryIO
+
+import pyarrow as pa
+
+from pooling.errors import FormatError, Problem
+from pooling.formats.source import GZIP_MAGIC, PathLike
+
+DEFAULT_BATCH_SIZE = 10_000
+PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
+
+
+class ProblemLog:
+    """Collects every problem of one input so that they can be reported together."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.problems: list[Problem] = []
+
+    def add(self, line: int | None, message: str) -> None:
+        self.problems.append(Problem(self.source, line, message))
+
+    def raise_if_any(self, hint: str | None = None) -> None:
+        """Raise one `FormatError` listing every problem so far in line order, if there is any."""
+        if self.problems:
+            in_order = sorted(self.problems, key=lambda p: -1 if p.line is None else p.line)
+            raise FormatError(in_order, hint=hint)
+
+
+class FirstSeen:
+    """Remembers the line where each id was first seen, to report duplicates naming both lines."""
+
+    def __init__(self, log: ProblemLog, what: str):
+        self.log = log
+        self.what = what
+        self.lines: dict[Any, int] = {}
+
+    def is_new(self, key: Any, line: int, shown: str | None = None) -> bool:
+        """True the first time `key` is seen; later times add a duplicate problem and give False."""
+        first = self.lines.setdefault(key, line)
+        if first == line:
+            return True
+        self.log.add(line, f"duplicate {self.what} {shown or repr(key)} (first at line {first})")
+        return False
+
+
+@contextmanager
+def open_binary(path: PathLike) -> Iterator[BinaryIO]:
+    """A binary stream over a file (or stdin for `-`), gunzipped when it starts with gzip magic."""
+    if str(path) == "-":
+        raw: BinaryIO = sys.stdin.buffer
+        owned = False
+    else:
+        raw = open(path, "rb")  # noqa: SIM115 - closed below
+        owned = True
+    try:
+        magic = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+        yield gzip.GzipFile(fileobj=raw) if magic == GZIP_MAGIC else raw  # type: ignore[misc]
+    finally:
+        if owned:
+            raw.close()
+
+
+def iter_lines(path: PathLike, log: ProblemLog) -> Iterator[tuple[int, str]]:
+    """Each line of a file as (1-based line number, text without the line ending).
+
+    Lines that are not valid UTF-8 become problems and are skipped.
+    """
+    with open_binary(path) as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                log.add(
+                    number,
+                    f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                )
+                continue
+            yield number, text.rstrip("\r\n")
+
+
+def extra_json(fields: Mapping[str, Any]) -> str | None:
+    """The `extra` column's value: the further fields as a JSON object text, or null when none."""
+    if not fields:
+        return None
+    return json.dumps(dict(fields), ensure_ascii=False, separators=(",", ":"))
+
+
+def collapse(text: str) -> str:
+    """Whitespace runs (newlines included) become one space; ends are stripped."""
+    return " ".join(text.split())
+
+
+def paragraphs(text: str) -> str:
+    """Like `collapse`, but blank-line paragraph breaks are kept as one blank line."""
+    parts = (collapse(p) for p in PARAGRAPH_BREAK.split(text))
+    return "\n\n".join(p for p in parts if p)
+
+
+def batches_of(
+    rows: Iterable[Mapping[str, Any]], schema: pa.Schema, batch_size: int = DEFAULT_BATCH_SIZE
+) -> Iterator[pa.RecordBatch]:
+    """Group row dicts (keyed by the schema's column names) into record batches of that schema."""
+    names = schema.names
+    buffer: list[Mapping[str, Any]] = []
+    for row in rows:
+        buffer.append(row)
+        if len(buffer) >= batch_size:
+            yield _batch(buffer, names, schema)
+            buffer = []
+    if buffer:
+        yield _batch(buffer, names, schema)
+
+
+def _batch(rows: list[Mapping[str, Any]], names: list[str], schema: pa.Schema) -> pa.RecordBatch:
+    columns = {name: [row.get(name) for row in rows] for name in names}
+    return pa.RecordBatch.from_pydict(columns, schema=schema)
+
+
+def table_of(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> pa.Table:
+    """Collect record batches into one table (an empty table of `schema` when there are none)."""
+    return pa.Table.from_batches(list(batches), schema=schema)

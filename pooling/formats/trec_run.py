@@ -1,0 +1,147 @@
+"""TREC run files: `query_id Q0 doc_id rank score tag`, strict reading for the store, and writing.
+
+Reading collects every problem with file:line before failing. Fields after the sixth are
+ignored (trec_eval does the same). The rank column is kept as given but never used for
+ordering: trec_eval orders by score descending, then doc_id descending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import IO, Literal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pooling.errors import FormatError, Problem
+from pooling.formats.columns import float_column, int_column, parse_columns, str_column
+from pooling.formats.keys import duplicate_groups, has_duplicates
+from pooling.formats.source import PathLike, display_name, read_bytes, write_lines
+
+RUN_COLUMNS = [
+    str_column("query_id"),
+    str_column("q0"),
+    str_column("doc_id"),
+    int_column("rank"),
+    float_column("score"),
+    str_column("tag"),
+]
+Q0_VALUES = ("Q0", "q0", "0")
+Dedupe = Literal["error", "first"]
+
+
+@dataclass(frozen=True)
+class ParsedRun:
+    """One run read from a file: rows in file order (query_id, doc_id, rank, score, tag, line)."""
+
+    tag: str
+    table: pa.Table
+    source: str
+    duplicates_dropped: int = 0
+
+
+def read_trec_run(
+    path: PathLike, *, split_by_tag: bool = False, dedupe: Dedupe = "error"
+) -> list[ParsedRun]:
+    """Read a run file (gzip transparently); one ParsedRun, or one per tag with `split_by_tag`."""
+    return parse_trec_run(read_bytes(path), display_name(path), split_by_tag=split_by_tag, dedupe=dedupe)
+
+
+def parse_trec_run(
+    data: bytes, source: str, *, split_by_tag: bool = False, dedupe: Dedupe = "error"
+) -> list[ParsedRun]:
+    """Parse run text; raise FormatError naming every malformed line, NaN score or duplicate."""
+    parsed = parse_columns(data, source, RUN_COLUMNS, extra_fields="ignore")
+    problems = list(parsed.problems)
+    table = parsed.table
+    problems += _q0_problems(table, source)
+    if problems:
+        raise FormatError(problems, hint="Fix these lines; a run line is: query_id Q0 doc_id rank score tag")
+    return split_checked(table.drop_columns(["q0"]), source, split_by_tag=split_by_tag, dedupe=dedupe)
+
+
+def split_checked(
+    table: pa.Table, source: str, *, split_by_tag: bool, dedupe: Dedupe
+) -> list[ParsedRun]:
+    """Split a parsed run by tag (or insist on one tag) and apply the duplicate rule."""
+    tags = pc.unique(table["tag"]).to_pylist()
+    if len(tags) > 1 and not split_by_tag:
+        firsts = []
+        for tag in tags[:5]:
+            idx = pc.index(table["tag"], tag).as_py()
+            firsts.append(f"{tag!r} (first at line {table['line'][idx].as_py()})")
+        raise FormatError(
+            [Problem(source, None, f"{len(tags)} different run tags in one file: {', '.join(firsts)}")],
+            hint="Import each tag as its own run with --split-by-tag, or fix the tag column.",
+        )
+    runs = []
+    for tag in tags:
+        part = table if len(tags) == 1 else table.filter(pc.equal(table["tag"], tag))
+        part, dropped = apply_dedupe(part, source, dedupe)
+        runs.append(ParsedRun(tag, part, source, dropped))
+    return runs
+
+
+def apply_dedupe(table: pa.Table, source: str, dedupe: Dedupe) -> tuple[pa.Table, int]:
+    """Reject repeated (query_id, doc_id) pairs, or keep only the first occurrence of each."""
+    keys = ["query_id", "doc_id"]
+    if not has_duplicates(table, keys):
+        return table, 0
+    groups = duplicate_groups(table, keys)
+    if dedupe == "first":
+        drop = {line for g in groups for line in g.lines[1:]}
+        mask = pc.invert(pc.is_in(table["line"], pa.array(sorted(drop), pa.int64())))
+        return table.filter(mask), len(drop)
+    repeated = sum(len(g.lines) - 1 for g in groups)
+    examples = [
+        Problem(source, g.lines[1], f"doc {g.key[1]!r} repeated for query {g.key[0]!r} "
+                f"(first at line {g.lines[0]})")
+        for g in groups[:5]
+    ]
+    raise FormatError(
+        examples,
+        hint=f"{repeated} repeated (query_id, doc_id) line(s) in {len(groups)} pair(s); "
+        "use --dedupe first to keep the first occurrence of each (the store records that it did).",
+    )
+
+
+def _q0_problems(table: pa.Table, source: str) -> list[Problem]:
+    bad = pc.invert(pc.is_in(table["q0"], pa.array(Q0_VALUES)))
+    if not pc.any(bad).as_py():
+        return []
+    rows = table.filter(bad).select(["q0", "line"]).slice(0, 20).to_pylist()
+    return [Problem(source, r["line"], f"second field must be Q0, found {r['q0']!r}") for r in rows]
+
+
+def trec_order(table: pa.Table) -> pa.Table:
+    """Rows in trec_eval's order: query_id, then score descending, then doc_id descending."""
+    return table.sort_by([("query_id", "ascending"), ("score", "descending"), ("doc_id", "descending")])
+
+
+def format_score(score: float) -> str:
+    """Shortest text that reads back as exactly the same double."""
+    text = repr(float(score))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def write_trec_run(table: pa.Table, out: PathLike | IO[str], tag: str | None = None) -> None:
+    """Write a run as TREC text in trec_eval order; rank as stored, scores round-trip exactly."""
+    ordered = trec_order(table)
+    tags: Iterable[str]
+    if tag is not None:
+        tags = [tag] * ordered.num_rows
+    else:
+        tags = ordered["tag"].to_pylist()
+    lines = (
+        f"{q} Q0 {d} {r} {format_score(s)} {t}\n"
+        for q, d, r, s, t in zip(
+            ordered["query_id"].to_pylist(),
+            ordered["doc_id"].to_pylist(),
+            ordered["rank"].to_pylist(),
+            ordered["score"].to_pylist(),
+            tags,
+            strict=True,
+        )
+    )
+    write_lines(lines, out)

@@ -1,0 +1,109 @@
+"""Qrels versions in the store: immutable, named, with their grade scale and how they were made."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from pooling import faults
+from pooling.errors import StoreError
+from pooling.formats.source import display_name
+from pooling.formats.trec_qrels import check_unique_judgments, parse_trec_qrels, write_trec_qrels
+from pooling.store.core import Store, utcnow
+
+
+@dataclass
+class QrelsImport:
+    """Outcome of importing qrels: the version name and whether it was new."""
+
+    name: str
+    status: str  # "imported" | "already imported"
+    n_rows: int = 0
+    n_topics: int = 0
+    grades: tuple[int, ...] = ()
+
+
+def import_qrels_file(store: Store, path: str | Path, *, name: str | None = None) -> QrelsImport:
+    """Import a TREC qrels file as a new version (default name: the file name without suffixes)."""
+    raw = Path(path).read_bytes()
+    sha = hashlib.sha256(raw).hexdigest()
+    done = store.one(
+        "find import", "SELECT target FROM imports WHERE sha256 = ? AND kind = 'qrels'", [sha]
+    )
+    if done:
+        return QrelsImport(done[0], "already imported")
+    from pooling.formats.source import gunzip_if_needed
+
+    table = parse_trec_qrels(gunzip_if_needed(raw), display_name(path))
+    version = name or Path(path).name.split(".")[0]
+    return save_qrels(store, table, version, method="imported", source=display_name(path), sha256=sha)
+
+
+def save_qrels(
+    store: Store,
+    table: pa.Table,
+    name: str,
+    *,
+    method: str,
+    source: str | None = None,
+    sha256: str | None = None,
+    grades: list[int] | None = None,
+    relevance_level: int = 1,
+    params: dict[str, Any] | None = None,
+) -> QrelsImport:
+    """Store a qrels table as a new immutable version; the name must be new."""
+    if store.one("find qrels", "SELECT 1 FROM qrels_versions WHERE name = ?", [name]):
+        raise StoreError(
+            f"qrels version {name!r} already exists and versions are immutable; "
+            "choose another name with --name"
+        )
+    if "line" not in table.column_names:
+        table = table.append_column("line", pa.array(range(1, table.num_rows + 1), pa.int64()))
+    check_unique_judgments(table, source or "<table>")
+    seen = sorted(set(table["relevance"].to_pylist()))
+    scale = sorted(set(grades)) if grades is not None else seen
+    unknown = [g for g in seen if g not in scale]
+    if unknown:
+        raise StoreError(f"grades {unknown} are not on the declared grade scale {scale}")
+    sha256 = sha256 or hashlib.sha256(repr(table.to_pydict()).encode()).hexdigest()
+    n_topics = len(set(table["query_id"].to_pylist()))
+    with store.transaction():
+        store.con.register("_qrels", table)
+        try:
+            store.sql(
+                "insert qrels",
+                "INSERT INTO qrels SELECT ?, query_id, doc_id, relevance FROM _qrels",
+                [name],
+            )
+        finally:
+            store.con.unregister("_qrels")
+        faults.rows_written(table.num_rows)
+        store.sql(
+            "record qrels version",
+            "INSERT INTO qrels_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [name, utcnow(), method, source, sha256, scale, relevance_level, table.num_rows,
+             n_topics, json.dumps(params) if params else None],
+        )
+        store.sql("record import", "INSERT INTO imports VALUES (?, 'qrels', ?, ?, ?)",
+                  [sha256, source, name, utcnow()])
+    return QrelsImport(name, "imported", table.num_rows, n_topics, tuple(scale))
+
+
+def export_qrels(store: Store, out, version: str | None = None) -> str:
+    """Write a qrels version as TREC text with a provenance header; returns the version name."""
+    info = store.qrels_info(version)
+    # One comment line only: trec_eval skips a single comment line before each data line.
+    header = [
+        f"pooling qrels version {info['name']}; method: {info['method']}; "
+        f"created_at: {info['created_at']:%Y-%m-%dT%H:%M:%S}Z; source: {info['source'] or '-'}; "
+        f"grades: {','.join(str(g) for g in info['grades'])}; "
+        f"relevance_level: {info['relevance_level']}; rows: {info['n_rows']}; "
+        f"topics: {info['n_topics']}"
+    ]
+    write_trec_qrels(store.qrels_table(info["name"]), out, header=header)
+    return info["name"]

@@ -1,0 +1,71 @@
+"""The store's schema, as numbered forward migrations applied in one transaction each.
+
+A store records its schema version in `store_meta`; opening an older store upgrades it, and
+opening a newer one is refused with a message to upgrade pooling.
+"""
+
+from __future__ import annotations
+
+# Each entry upgrades the schema from version (index) to (index + 1). Never edit a shipped
+# migration: add a new one.
+MIGRATIONS: list[list[str]] = [
+    [
+        # Key/value facts about the store itself (schema_version, created_at).
+        "CREATE TABLE store_meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)",
+        # Queries. extra: further fields of the source as a JSON object text.
+        """CREATE TABLE topics (
+            query_id VARCHAR NOT NULL, title VARCHAR, description VARCHAR, narrative VARCHAR,
+            extra VARCHAR, source VARCHAR)""",
+        """CREATE TABLE documents (
+            doc_id VARCHAR NOT NULL, title VARCHAR, text VARCHAR, url VARCHAR,
+            extra VARCHAR, source VARCHAR)""",
+        # One row per imported file, so the same content is recognised when it comes again.
+        """CREATE TABLE imports (
+            sha256 VARCHAR NOT NULL, kind VARCHAR NOT NULL, source VARCHAR,
+            target VARCHAR, imported_at TIMESTAMP NOT NULL)""",
+        # Submitted systems. dedupe: how repeated (query_id, doc_id) lines were handled.
+        """CREATE TABLE runs (
+            run_id VARCHAR PRIMARY KEY, tag VARCHAR NOT NULL, team VARCHAR, description VARCHAR,
+            source VARCHAR, sha256 VARCHAR, imported_at TIMESTAMP NOT NULL,
+            n_rows BIGINT NOT NULL, n_topics INTEGER NOT NULL, pooled BOOLEAN,
+            dedupe VARCHAR NOT NULL, duplicates_dropped BIGINT NOT NULL)""",
+        # Retrieved documents; rank is as given in the file and never used for ordering.
+        """CREATE TABLE run_results (
+            run_id VARCHAR NOT NULL, query_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL,
+            rank BIGINT, score DOUBLE NOT NULL)""",
+        # Immutable qrels versions and their rows. grades: the grade scale of the version.
+        """CREATE TABLE qrels_versions (
+            name VARCHAR PRIMARY KEY, created_at TIMESTAMP NOT NULL, method VARCHAR NOT NULL,
+            source VARCHAR, sha256 VARCHAR, grades BIGINT[] NOT NULL,
+            relevance_level BIGINT NOT NULL, n_rows BIGINT NOT NULL, n_topics INTEGER NOT NULL,
+            params VARCHAR)""",
+        """CREATE TABLE qrels (
+            version VARCHAR NOT NULL, query_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL,
+            relevance BIGINT NOT NULL)""",
+        # Named sets of topics (e.g. a track's old and new topics), selectable everywhere.
+        """CREATE TABLE topic_subsets (
+            name VARCHAR NOT NULL, query_id VARCHAR NOT NULL)""",
+        # Judging: rounds snapshot a pooling strategy and its queue; judgments are append-only.
+        """CREATE TABLE assessors (
+            assessor_id VARCHAR PRIMARY KEY, name VARCHAR NOT NULL, contact VARCHAR,
+            role VARCHAR NOT NULL, token_sha256 VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL)""",
+        """CREATE TABLE rounds (
+            round_id VARCHAR PRIMARY KEY, strategy VARCHAR NOT NULL, params VARCHAR,
+            seed BIGINT, grades BIGINT[], pooled_runs VARCHAR[], created_at TIMESTAMP NOT NULL)""",
+        """CREATE TABLE pool_entries (
+            round_id VARCHAR NOT NULL, query_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL,
+            position BIGINT NOT NULL)""",
+        """CREATE TABLE judgments (
+            submission_id VARCHAR PRIMARY KEY, round_id VARCHAR, query_id VARCHAR NOT NULL,
+            doc_id VARCHAR NOT NULL, assessor_id VARCHAR, kind VARCHAR NOT NULL,
+            grade BIGINT, seconds DOUBLE, note VARCHAR, judged_at TIMESTAMP NOT NULL)""",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# Tables whose content defines the store (used by checks that nothing changed).
+DATA_TABLES = [
+    "topics", "documents", "imports", "runs", "run_results", "qrels_versions", "qrels",
+    "topic_subsets", "assessors", "rounds", "pool_entries", "judgments",
+]
