@@ -1,9 +1,10 @@
 """Importing runs into the store: atomic, idempotent, and fast for clean TREC files.
 
 A clean single-space file is read by DuckDB's own CSV reader straight into the table (one
-pass, both cores); anything unusual there (comments, tabs, several tags, a bad line,
-duplicates) is undone and the file goes through the general reader, which explains every
-problem with file:line. All files of one call share one transaction: all or nothing.
+pass, both cores). That reader skips what it cannot read, so the transaction stays usable;
+anything unusual (comments, tabs, several tags, a bad line, duplicates) shows as fewer rows
+than lines or as repeated pairs, is undone, and the file goes through the general reader,
+which explains every problem with file:line. All files of one call share one transaction: all or nothing.
 """
 
 from __future__ import annotations
@@ -97,7 +98,12 @@ def read_run_meta(path: str | Path) -> dict[str, RunMeta]:
             )
     if problems:
         raise FormatError(problems)
-    return out
+    # Files are named relative to the meta file; a bare name also matches by file name.
+    base = Path(path).resolve().parent
+    keyed = {str((base / name).resolve()): m for name, m in out.items()}
+    names = [Path(name).name for name in out]
+    keyed.update({Path(n).name: m for n, m in out.items() if names.count(Path(n).name) == 1})
+    return keyed
 
 
 def import_runs(
@@ -203,7 +209,7 @@ def _plan(
             target = done[0] if done else seen_sha[sha]
             report.items.append(ImportedRun(target, source, "already imported"))
             continue
-        file_meta = meta.get(str(f)) or meta.get(path.name) or RunMeta()
+        file_meta = meta.get(str(path.resolve())) or meta.get(path.name) or RunMeta()
         if meta and file_meta == RunMeta():
             problems.append(f"{source}: not listed in the --meta file (add a line for it)")
             continue
@@ -257,10 +263,11 @@ INSERT INTO run_results
 SELECT $run_id, query_id, doc_id, rank, score
 FROM read_csv($path, delim = ' ', header = false, quote = '', escape = '',
               auto_detect = false, strict_mode = true, null_padding = false,
+              ignore_errors = true,
               columns = {'query_id': 'VARCHAR', 'q0': 'VARCHAR', 'doc_id': 'VARCHAR',
                          'rank': 'BIGINT', 'score': 'DOUBLE', 'tag': 'VARCHAR'})
 WHERE q0 IN ('Q0', 'q0', '0') AND isfinite(score) AND tag = $tag
-  AND NOT starts_with(query_id, '#')
+  AND NOT starts_with(query_id, '#') AND doc_id IS NOT NULL
 """
 
 
@@ -274,11 +281,7 @@ def _insert_fast(
     tag = _first_tag(data, item.source)
     assert item.run_id is not None
     progress.start(f"importing {item.source}", total=n_lines)
-    try:
-        store.con.execute(_FAST_READ, {"run_id": item.run_id, "path": str(item.path), "tag": tag})
-    except Exception:  # noqa: BLE001 - any reader complaint means: take the general path
-        _delete_rows(store, item.run_id)
-        return None
+    store.sql("fast read", _FAST_READ, {"run_id": item.run_id, "path": str(item.path), "tag": tag})
     (written,) = store.one(
         "count rows", "SELECT count(*) FROM run_results WHERE run_id = ?", [item.run_id]
     )
