@@ -10,6 +10,7 @@ from pooling.errors import (
     StoreError,
     StoreLockedError,
 )
+from pooling.store import Store
 
 __version__ = "0.1.0"
 
@@ -21,6 +22,7 @@ __all__ = [
     "Problem",
     "SchemaError",
     "StoreError",
+    "Store",
     "StoreLockedError",
     "__version__",
 ]
