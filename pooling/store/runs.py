@@ -25,6 +25,7 @@ from pooling.progress import NoProgress, Progress
 from pooling.store.core import Store, utcnow
 
 CHUNK_ROWS = 250_000
+KEEP_BYTES = 1 << 30  # file bytes kept in memory between planning and loading
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class _Planned:
     sha256: str
     run_id: str | None  # None when split by tag (ids come from the tags)
     meta: RunMeta
+    raw: bytes | None = None  # the file's bytes, kept from planning while memory allows
 
 
 def read_run_meta(path: str | Path) -> dict[str, RunMeta]:
@@ -128,7 +130,8 @@ def import_runs(
     new_ids: list[str] = []
     with store.transaction():
         for item in planned:
-            raw = item.path.read_bytes()
+            raw = item.raw if item.raw is not None else item.path.read_bytes()
+            item.raw = None
             data = gunzip_if_needed(raw)
             loaded = None
             if item.run_id is not None and raw is data:
@@ -192,6 +195,7 @@ def _plan(
 ) -> list[_Planned]:
     """Decide each file's run_id and refuse conflicts before anything is written."""
     planned: list[_Planned] = []
+    kept = 0
     seen_sha: dict[str, str] = {}
     problems: list[str] = []
     for f in files:
@@ -217,7 +221,10 @@ def _plan(
         if not split_by_tag:
             run_id = name or file_meta.run_id or _first_tag(gunzip_if_needed(raw), source)
         seen_sha[sha] = run_id or source
-        planned.append(_Planned(path, source, sha, run_id, file_meta))
+        kept += len(raw)
+        planned.append(
+            _Planned(path, source, sha, run_id, file_meta, raw if kept <= KEEP_BYTES else None)
+        )
     by_id: dict[str, str] = {}
     for item in planned:
         if item.run_id is None:
@@ -299,7 +306,8 @@ def _stored_duplicates(store: Store, run_id: str) -> bool:
     hashed = store.con.execute(
         "SELECT hash(query_id, doc_id) AS h FROM run_results WHERE run_id = ?", [run_id]
     ).fetchnumpy()
-    h = np.sort(np.asarray(hashed["h"]))
+    h = np.asarray(hashed["h"])
+    h.sort()
     if not (h[1:] == h[:-1]).any():
         return False
     row = store.one(
