@@ -204,3 +204,39 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path):
     verbose = subprocess.run([*run, "--verbose", "import", "runs", str(store), str(bad)],
                              capture_output=True, text=True)
     assert "Traceback" in verbose.stderr
+
+
+def test_runs_and_qrels_import_from_parquet_and_csv(store, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [1.0, 2.0],
+                             "rank": [2, 1]}), tmp_path / "r.parquet")
+    store.import_run(tmp_path / "r.parquet", "pq")
+    assert store.run_table("pq")["doc_id"].to_pylist() == ["b", "a"]
+    write(tmp_path / "q.csv", "qid,docno,rel\n1,a,2\n1,b,0\n")
+    store.import_qrels(tmp_path / "q.csv", name="csvq")
+    assert store.qrels_info("csvq")["grades"] == [0, 2]
+
+
+def test_letor_labels_become_qrels_and_features_become_runs(tmp_path):
+    letor = write(
+        tmp_path / "train.txt",
+        "2 qid:10 1:0.5 2:3.0 # docid = D1\n0 qid:10 1:0.9 2:1.0 # docid = D2\n"
+        "1 qid:11 1:0.1 2:2.0 # docid = D3\n",
+    )
+    store_path = tmp_path / "l.duckdb"
+    run = [sys.executable, "-m", "pooling"]
+    subprocess.run([*run, "init", str(store_path)], check=True, capture_output=True)
+    proc = subprocess.run([*run, "import", "letor", str(store_path), str(letor), "--name", "lt",
+                           "--feature-runs", "all"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    with Store(store_path, read_only=True) as s:
+        assert s.qrels_table("lt").to_pylist() == [
+            {"query_id": "10", "doc_id": "D1", "relevance": 2},
+            {"query_id": "10", "doc_id": "D2", "relevance": 0},
+            {"query_id": "11", "doc_id": "D3", "relevance": 1},
+        ]
+        assert s.run_ids() == ["lt_f1", "lt_f2"]
+        ranked = s.run_table("lt_f1").to_pylist()
+        assert [r["doc_id"] for r in ranked if r["query_id"] == "10"] == ["D2", "D1"]
