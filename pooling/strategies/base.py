@@ -1,0 +1,174 @@
+"""What every pooling strategy shares: per-topic candidate rankings, selectors, a registry.
+
+A strategy works one topic at a time over the pooled runs' rankings (each in trec_eval order:
+score descending, then doc_id descending). It hands out a `Selector`: `next()` names the
+next document to judge (None when it has nothing more), `observe(doc_id, grade)` tells it a
+judgment. Static strategies ignore observations, so their selector is just an ordered
+queue; adaptive ones (MTF, bandits, Hedge) use them. Everything is deterministic given the
+seed, so a round can be replayed from its judgments.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+import pyarrow as pa
+
+from pooling.errors import PoolingError
+
+
+class StrategyError(PoolingError):
+    """A strategy name or parameter is not understood."""
+
+
+@dataclass(frozen=True)
+class TopicRuns:
+    """One topic's candidates: each pooled run's ranking (doc_ids, best first), in run order."""
+
+    query_id: str
+    rankings: Mapping[str, Sequence[str]]
+
+    @property
+    def run_ids(self) -> list[str]:
+        return list(self.rankings)
+
+    def candidates(self) -> set[str]:
+        return {d for ranking in self.rankings.values() for d in ranking}
+
+
+class Selector(Protocol):
+    """Hands out one topic's documents to judge, learning from judgments as they come."""
+
+    def next(self) -> str | None: ...
+
+    def observe(self, doc_id: str, grade: int) -> None: ...
+
+
+class QueueSelector:
+    """A static strategy's selector: a fixed queue; judgments change nothing."""
+
+    def __init__(self, queue: Iterable[str]):
+        self._queue = list(queue)
+        self._pos = 0
+        self._seen: set[str] = set()
+
+    def next(self) -> str | None:
+        while self._pos < len(self._queue):
+            doc = self._queue[self._pos]
+            if doc not in self._seen:
+                return doc
+            self._pos += 1
+        return None
+
+    def observe(self, doc_id: str, grade: int) -> None:
+        self._seen.add(doc_id)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared strategy parameter: name, type, default and a one-line help text."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+
+
+class Strategy:
+    """Base of all strategies: a name, declared parameters, and `selector(topic, seed)`."""
+
+    name: ClassVar[str]
+    adaptive: ClassVar[bool] = False
+    summary: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+
+    def __init__(self, **options: Any):
+        known = {p.name: p for p in self.params}
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise StrategyError(
+                f"strategy {self.name!r} has no parameter(s) {', '.join(unknown)}; "
+                f"it takes: {', '.join(known) or 'none'}"
+            )
+        self.options = {p.name: p.default for p in self.params}
+        for key, value in options.items():
+            if value is None:
+                continue
+            try:
+                self.options[key] = known[key].type(value)
+            except (TypeError, ValueError) as exc:
+                raise StrategyError(
+                    f"parameter {key} of strategy {self.name!r} must be {known[key].type.__name__}, "
+                    f"got {value!r}"
+                ) from exc
+
+    def selector(self, topic: TopicRuns, seed: int) -> Selector:
+        raise NotImplementedError
+
+    def queue(self, topic: TopicRuns, seed: int) -> list[str]:
+        """The full order a static strategy would serve (adaptive ones: with no judgments)."""
+        sel = self.selector(topic, seed)
+        out: list[str] = []
+        while (doc := sel.next()) is not None:
+            out.append(doc)
+            sel.observe(doc, 0)
+        return out
+
+
+REGISTRY: dict[str, type[Strategy]] = {}
+
+
+def register(cls: type[Strategy]) -> type[Strategy]:
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def get_strategy(name: str, **options: Any) -> Strategy:
+    """A strategy instance by registered name, with its parameters checked."""
+    if name not in REGISTRY:
+        raise StrategyError(f"unknown strategy {name!r}; known: {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[name](**options)
+
+
+def topic_seed(seed: int, query_id: str) -> int:
+    """A per-topic seed that does not depend on which other topics are pooled."""
+    return random.Random(f"{seed}:{query_id}").getrandbits(63)
+
+
+def rankings_by_topic(
+    runs: Mapping[str, pa.Table], depth: int | None = None
+) -> dict[str, TopicRuns]:
+    """Per topic, every run's top `depth` doc_ids in trec_eval order (score desc, doc_id desc).
+
+    runs: run_id -> table with query_id, doc_id, score (any order; repeated docs keep the
+    first occurrence in trec_eval order).
+    """
+    per_topic: dict[str, dict[str, list[str]]] = {}
+    for run_id, table in runs.items():
+        ordered = table.select(["query_id", "doc_id", "score"]).sort_by(
+            [("query_id", "ascending"), ("score", "descending"), ("doc_id", "descending")]
+        )
+        qids = ordered["query_id"].to_pylist()
+        docs = ordered["doc_id"].to_pylist()
+        start = 0
+        n = len(qids)
+        while start < n:
+            end = start
+            q = qids[start]
+            while end < n and qids[end] == q:
+                end += 1
+            ranking: list[str] = []
+            seen: set[str] = set()
+            for d in docs[start:end]:
+                if d not in seen:
+                    seen.add(d)
+                    ranking.append(d)
+                    if depth is not None and len(ranking) >= depth:
+                        break
+            per_topic.setdefault(q, {})[run_id] = ranking
+            start = end
+    return {q: TopicRuns(q, r) for q, r in sorted(per_topic.items())}
+
