@@ -60,6 +60,19 @@ MIGRATIONS: list[list[str]] = [
             doc_id VARCHAR NOT NULL, assessor_id VARCHAR, kind VARCHAR NOT NULL,
             grade BIGINT, seconds DOUBLE, note VARCHAR, judged_at TIMESTAMP NOT NULL)""",
     ],
+    [
+        # Rounds gain what a replay needs; assignments say who judges what.
+        "ALTER TABLE rounds ADD COLUMN adaptive BOOLEAN DEFAULT false",
+        "ALTER TABLE rounds ADD COLUMN candidate_depth BIGINT",
+        "ALTER TABLE rounds ADD COLUMN topics VARCHAR[]",
+        # doc_id NULL: the whole topic; role: primary | overlap (judged twice for agreement).
+        """CREATE TABLE assignments (
+            round_id VARCHAR NOT NULL, assessor_id VARCHAR NOT NULL, query_id VARCHAR NOT NULL,
+            doc_id VARCHAR, role VARCHAR NOT NULL, assigned_at TIMESTAMP NOT NULL)""",
+        # A monotonically increasing sequence orders judgments made in the same instant.
+        "CREATE SEQUENCE judgment_seq START 1",
+        "ALTER TABLE judgments ADD COLUMN seq BIGINT DEFAULT nextval('judgment_seq')",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -67,5 +80,5 @@ SCHEMA_VERSION = len(MIGRATIONS)
 # Tables whose content defines the store (used by checks that nothing changed).
 DATA_TABLES = [
     "topics", "documents", "imports", "runs", "run_results", "qrels_versions", "qrels",
-    "topic_subsets", "assessors", "rounds", "pool_entries", "judgments",
+    "topic_subsets", "assessors", "rounds", "pool_entries", "judgments", "assignments",
 ]
