@@ -1,0 +1,119 @@
+"""Assessors and organisers: secret tokens (shown once, stored only as a hash), assignments.
+
+Assignment follows TREC practice: each topic of a round goes to one primary assessor
+(round-robin over the given assessors, in query_id order), and an `overlap` fraction of every
+topic's queued documents is also given to a second assessor, for agreement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import secrets
+from dataclasses import dataclass
+
+from pooling.errors import StoreError
+from pooling.store.core import Store, utcnow
+
+ROLES = ("assessor", "organiser")
+
+
+@dataclass(frozen=True)
+class NewAssessor:
+    """A freshly added person and their token (the only time the token is available)."""
+
+    assessor_id: str
+    name: str
+    role: str
+    token: str
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def add_assessor(
+    store: Store, name: str, *, contact: str | None = None, role: str = "assessor",
+    assessor_id: str | None = None,
+) -> NewAssessor:
+    """Add an assessor (or organiser); returns the secret token, which is not stored."""
+    if role not in ROLES:
+        raise StoreError(f"role must be one of {', '.join(ROLES)}")
+    assessor_id = assessor_id or _slug(name)
+    if store.one("find assessor", "SELECT 1 FROM assessors WHERE assessor_id = ?", [assessor_id]):
+        raise StoreError(f"assessor id {assessor_id!r} exists; give another name or --id")
+    token = secrets.token_urlsafe(24)
+    with store.transaction() as con:
+        con.execute(
+            "INSERT INTO assessors VALUES (?, ?, ?, ?, ?, ?)",
+            [assessor_id, name, contact, role, hash_token(token), utcnow()],
+        )
+    return NewAssessor(assessor_id, name, role, token)
+
+
+def authenticate(store: Store, token: str) -> tuple[str, str] | None:
+    """The (assessor_id, role) a token belongs to, or None."""
+    row = store.one("authenticate", "SELECT assessor_id, role FROM assessors WHERE token_sha256 = ?",
+                    [hash_token(token)])
+    return (row[0], row[1]) if row else None
+
+
+def assessor_ids(store: Store) -> list[str]:
+    return [r[0] for r in store.con.execute("SELECT assessor_id FROM assessors ORDER BY 1").fetchall()]
+
+
+def assign(
+    store: Store, round_id: str, assessors: list[str], *, overlap: float = 0.0, seed: int = 0
+) -> dict[str, int]:
+    """Give each topic of the round to a primary assessor and an overlap sample to a second.
+
+    Returns the number of topics (primary) and overlap documents per assessor.
+    """
+    from pooling.rounds import get_round
+
+    rnd = get_round(store, round_id)
+    known = set(assessor_ids(store))
+    unknown = [a for a in assessors if a not in known]
+    if unknown:
+        raise StoreError(f"unknown assessor(s) {', '.join(unknown)}; add them with "
+                         "`pooling assessors add`")
+    if not assessors:
+        raise StoreError("name at least one assessor")
+    if not 0.0 <= overlap <= 1.0:
+        raise StoreError("--overlap must be between 0 and 1")
+    if overlap > 0 and len(assessors) < 2:
+        raise StoreError("overlap needs at least two assessors")
+    if store.one("find assignment", "SELECT 1 FROM assignments WHERE round_id = ?", [round_id]):
+        raise StoreError(f"round {round_id!r} is already assigned")
+    rng = random.Random(seed)
+    now = utcnow()
+    rows: list[tuple] = []
+    counts = dict.fromkeys(assessors, 0)
+    queue = {}
+    for q, d in store.con.execute(
+        "SELECT query_id, doc_id FROM pool_entries WHERE round_id = ? ORDER BY query_id, position",
+        [round_id],
+    ).fetchall():
+        queue.setdefault(q, []).append(d)
+    for i, q in enumerate(sorted(rnd.topics)):
+        primary = assessors[i % len(assessors)]
+        rows.append((round_id, primary, q, None, "primary", now))
+        counts[primary] += 1
+        docs = queue.get(q, [])
+        if overlap > 0 and docs:
+            second = assessors[(i + 1) % len(assessors)]
+            k = max(1, round(overlap * len(docs)))
+            for d in sorted(rng.sample(docs, k), key=docs.index):
+                rows.append((round_id, second, q, d, "overlap", now))
+                counts[second] += 1
+    with store.transaction() as con:
+        con.executemany("INSERT INTO assignments VALUES (?, ?, ?, ?, ?, ?)", rows)
+    return counts
+
+
+def _slug(name: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    if not slug:
+        raise StoreError("an assessor name needs at least one letter or digit")
+    return slug

@@ -1,0 +1,132 @@
+"""Qrels versions derived from judgments by an explicit, recorded rule.
+
+Rules (each assessor's current judgment per pair is used; see pooling.judgments):
+- latest:      the most recent current judgment of any assessor;
+- primary:     the grade of the topic's primary assessor (pairs they have not judged are left out);
+- majority:    the most frequent grade; a tie goes to the lower grade (`tie="lower"`, the
+               conservative choice) or the higher one (`tie="higher"`);
+- adjudicated: pairs where assessors disagree take an organiser's judgment; refused while
+               disagreements without one remain (see `adjudication_queue`);
+- mean:        the mean grade rounded half up.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pooling.errors import StoreError
+from pooling.judgments import effective_judgments
+from pooling.rounds import get_round
+from pooling.store.core import Store
+from pooling.store.qrels import QrelsImport, save_qrels
+
+RULES = ("latest", "primary", "majority", "adjudicated", "mean")
+
+
+def _votes(store: Store, round_id: str | None) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
+    """(query_id, doc_id) -> [(assessor_id, grade, seq)] of current judgments."""
+    table = effective_judgments(store, round_id)
+    out: dict[tuple[str, str], list[tuple[str, int, int]]] = defaultdict(list)
+    for a, q, d, g, s in zip(*(table[c].to_pylist() for c in
+                               ("assessor_id", "query_id", "doc_id", "grade", "seq")), strict=True):
+        out[(q, d)].append((a, g, s))
+    return out
+
+
+def _roles(store: Store) -> dict[str, str]:
+    return dict(store.con.execute("SELECT assessor_id, role FROM assessors").fetchall())
+
+
+def _primaries(store: Store, round_id: str | None) -> dict[str, set[str]]:
+    where, params = ("AND round_id = ?", [round_id]) if round_id else ("", [])
+    out: dict[str, set[str]] = defaultdict(set)
+    for q, a in store.con.execute(
+        f"SELECT query_id, assessor_id FROM assignments WHERE role = 'primary' {where}", params
+    ).fetchall():
+        out[q].add(a)
+    return out
+
+
+def adjudication_queue(store: Store, round_id: str | None = None) -> pa.Table:
+    """Pairs on which assessors currently disagree: query_id, doc_id, grades (assessor=grade),
+    adjudicated (an organiser has judged the pair)."""
+    roles = _roles(store)
+    rows: dict[str, list[Any]] = {"query_id": [], "doc_id": [], "grades": [], "adjudicated": []}
+    for (q, d), votes in sorted(_votes(store, round_id).items()):
+        judges = [(a, g) for a, g, _ in votes if roles.get(a) != "organiser"]
+        if len({g for _, g in judges}) > 1:
+            rows["query_id"].append(q)
+            rows["doc_id"].append(d)
+            rows["grades"].append(", ".join(f"{a}={g}" for a, g in sorted(judges)))
+            rows["adjudicated"].append(any(roles.get(a) == "organiser" for a, _, _ in votes))
+    return pa.table(rows, schema=pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+                                            ("grades", pa.string()), ("adjudicated", pa.bool_())]))
+
+
+def derive_grades(store: Store, rule: str, *, round_id: str | None = None,
+                  tie: str = "lower") -> pa.Table:
+    """Apply a rule to the current judgments: query_id, doc_id, relevance."""
+    if rule not in RULES:
+        raise StoreError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
+    if tie not in ("lower", "higher"):
+        raise StoreError("tie must be 'lower' or 'higher'")
+    votes = _votes(store, round_id)
+    roles = _roles(store)
+    primaries = _primaries(store, round_id) if rule == "primary" else {}
+    if rule == "adjudicated":
+        queue = adjudication_queue(store, round_id)
+        pending = queue.filter(pc.invert(queue["adjudicated"]))
+        if pending.num_rows:
+            raise StoreError(f"{pending.num_rows} disagreement(s) are not adjudicated yet; "
+                             "adjudicate them (organiser judgments) or use --rule majority")
+    out: dict[str, list[Any]] = {"query_id": [], "doc_id": [], "relevance": []}
+    for (q, d), vs in sorted(votes.items()):
+        grade = _apply(rule, vs, roles, primaries.get(q, set()), tie)
+        if grade is not None:
+            out["query_id"].append(q)
+            out["doc_id"].append(d)
+            out["relevance"].append(grade)
+    return pa.table(out, schema=pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+                                           ("relevance", pa.int64())]))
+
+
+def _apply(rule: str, votes: list[tuple[str, int, int]], roles: dict[str, str],
+           primaries: set[str], tie: str) -> int | None:
+    judges = [(a, g, s) for a, g, s in votes if roles.get(a) != "organiser"]
+    organisers = [(a, g, s) for a, g, s in votes if roles.get(a) == "organiser"]
+    if rule == "latest":
+        return max(votes, key=lambda v: v[2])[1]
+    if rule == "primary":
+        mine = [v for v in judges if v[0] in primaries]
+        return max(mine, key=lambda v: v[2])[1] if mine else None
+    if rule == "adjudicated":
+        if len({g for _, g, _ in judges}) > 1 and organisers:
+            return max(organisers, key=lambda v: v[2])[1]
+        pool = judges or organisers
+        return pool[0][1]
+    pool = judges or organisers
+    grades = [g for _, g, _ in pool]
+    if rule == "majority":
+        counts = Counter(grades)
+        top = max(counts.values())
+        tied = [g for g, c in counts.items() if c == top]
+        return min(tied) if tie == "lower" else max(tied)
+    mean = sum(grades) / len(grades)  # rule == "mean": round half up
+    return math.floor(mean + 0.5)
+
+
+def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = None,
+                 tie: str = "lower", relevance_level: int = 1) -> QrelsImport:
+    """Derive and store a new immutable qrels version, recording the rule and its inputs."""
+    table = derive_grades(store, rule, round_id=round_id, tie=tie)
+    if table.num_rows == 0:
+        raise StoreError("there are no judgments to derive qrels from")
+    grades = list(get_round(store, round_id).grades) if round_id else None
+    params = {"rule": rule, "round": round_id, "tie": tie if rule == "majority" else None}
+    return save_qrels(store, table, name, method=f"derived:{rule}", source=round_id,
+                      grades=grades, relevance_level=relevance_level, params=params)

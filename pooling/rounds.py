@@ -1,0 +1,238 @@
+"""Judging rounds: a snapshot of a strategy, its parameters, seed, pooled runs and queue.
+
+A static round stores its whole ordered queue in `pool_entries`; an adaptive round stores
+its strategy and seed, and its queue grows as documents are served (each served document is
+appended to `pool_entries`), so the next document is always a function of the round's
+parameters and the judgments made so far.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from pooling.errors import StoreError
+from pooling.store.core import Store, utcnow
+from pooling.strategies import Strategy, TopicRuns, get_strategy, rankings_by_topic, topic_seed
+
+DEFAULT_GRADES = (0, 1, 2)
+
+
+@dataclass(frozen=True)
+class Round:
+    """A round as stored: its strategy, parameters and the runs and topics it pools."""
+
+    round_id: str
+    strategy: str
+    params: dict[str, Any]
+    seed: int
+    grades: tuple[int, ...]
+    pooled_runs: tuple[str, ...]
+    adaptive: bool
+    candidate_depth: int | None
+    topics: tuple[str, ...]
+
+    def make_strategy(self) -> Strategy:
+        return get_strategy(self.strategy, **self.params.get("strategy", {}))
+
+
+@dataclass
+class RoundSummary:
+    round: Round
+    entries: int
+    per_topic: dict[str, int]
+
+
+def choose_runs(store: Store, runs: str | list[str]) -> list[str]:
+    """'all', 'pooled' (runs marked pooled; all runs if none is marked) or an explicit list."""
+    all_runs = store.run_ids()
+    if not all_runs:
+        raise StoreError(f"{store.path} has no runs; import some with `pooling import runs`")
+    if isinstance(runs, list):
+        unknown = [r for r in runs if r not in all_runs]
+        if unknown:
+            raise StoreError(f"unknown run(s) {', '.join(unknown)}; known: {', '.join(all_runs)}")
+        return runs
+    if runs == "all":
+        return all_runs
+    if runs == "pooled":
+        marked = [r[0] for r in store.con.execute(
+            "SELECT run_id FROM runs WHERE pooled ORDER BY run_id").fetchall()]
+        return marked or all_runs
+    return choose_runs(store, [r.strip() for r in runs.split(",") if r.strip()])
+
+
+def topic_rankings(
+    store: Store, run_ids: list[str], depth: int | None, topics: list[str] | None = None
+) -> dict[str, TopicRuns]:
+    """Each topic's pooled rankings (trec_eval order), cut at `depth` documents per run."""
+    tables = {r: store.run_table(r) for r in run_ids}
+    per_topic = rankings_by_topic(tables, depth)
+    if topics is not None:
+        per_topic = {q: per_topic[q] for q in topics if q in per_topic}
+    return per_topic
+
+
+def create_round(
+    store: Store,
+    name: str,
+    strategy: str,
+    *,
+    strategy_params: dict[str, Any] | None = None,
+    seed: int = 0,
+    runs: str | list[str] = "pooled",
+    depth: int | None = None,
+    budget: int | None = None,
+    total_budget: int | None = None,
+    floor: int | None = None,
+    stop_after: int | None = None,
+    exclude_judged: bool = False,
+    topics: list[str] | None = None,
+    grades: tuple[int, ...] = DEFAULT_GRADES,
+) -> RoundSummary:
+    """Create a round; a static strategy's queue is computed and stored now.
+
+    depth: candidate depth per run (default: the depth strategy's own k, else 100).
+    budget / total_budget: judgments per topic / in the whole round (split evenly over
+    topics, the remainder going to the first topics in query_id order).
+    floor: every pooled run's top `floor` documents come first (fairness floor).
+    stop_after: a topic stops after this many consecutive non-relevant judgments (applied
+    when serving). exclude_judged: pairs judged in earlier rounds are not queued again.
+    """
+    if store.one("find round", "SELECT 1 FROM rounds WHERE round_id = ?", [name]):
+        raise StoreError(f"round {name!r} already exists; choose another --round name")
+    params = dict(strategy_params or {})
+    strat = get_strategy(strategy, **params)
+    run_ids = choose_runs(store, runs)
+    candidate_depth = depth or strat.options.get("depth") or 100
+    per_topic = topic_rankings(store, run_ids, candidate_depth, topics)
+    if not per_topic:
+        raise StoreError("the pooled runs retrieve nothing for the chosen topics")
+    excluded = _judged_pairs(store) if exclude_judged else {}
+    budgets = _split_budget(list(per_topic), budget, total_budget)
+    round_params = {
+        "strategy": strat.options, "budget": budget, "total_budget": total_budget,
+        "floor": floor, "stop_after": stop_after, "exclude_judged": exclude_judged,
+    }
+    rnd = Round(name, strategy, round_params, seed, tuple(sorted(set(grades))), tuple(run_ids),
+                strat.adaptive, candidate_depth, tuple(per_topic))
+    rows: dict[str, list[Any]] = {"query_id": [], "doc_id": [], "position": []}
+    counts: dict[str, int] = {}
+    if not strat.adaptive:
+        for q, topic in per_topic.items():
+            queue = build_queue(strat, topic, seed, floor=floor, budget=budgets[q],
+                                excluded=excluded.get(q, {}))
+            counts[q] = len(queue)
+            rows["query_id"] += [q] * len(queue)
+            rows["doc_id"] += queue
+            rows["position"] += list(range(1, len(queue) + 1))
+    with store.transaction() as con:
+        con.execute(
+            "INSERT INTO rounds (round_id, strategy, params, seed, grades, pooled_runs, created_at, "
+            "adaptive, candidate_depth, topics) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [name, strategy, json.dumps(round_params), seed, list(rnd.grades), run_ids, utcnow(),
+             strat.adaptive, candidate_depth, list(per_topic)],
+        )
+        if rows["query_id"]:
+            table = pa.table(rows)
+            con.register("_pool", table)
+            try:
+                con.execute("INSERT INTO pool_entries SELECT ?, query_id, doc_id, position FROM _pool",
+                            [name])
+            finally:
+                con.unregister("_pool")
+    return RoundSummary(rnd, sum(counts.values()), counts)
+
+
+def build_queue(
+    strategy: Strategy,
+    topic: TopicRuns,
+    seed: int,
+    *,
+    floor: int | None = None,
+    budget: int | None = None,
+    excluded: dict[str, int] | None = None,
+) -> list[str]:
+    """A static strategy's queue for one topic, with the floor first and the budget applied."""
+    from pooling.strategies.depth import round_robin
+
+    excluded = excluded or {}
+    queue: list[str] = []
+    seen = set(excluded)
+    if floor:
+        for doc in round_robin(topic, floor):
+            if doc not in seen:
+                seen.add(doc)
+                queue.append(doc)
+    for doc in strategy.queue(topic, topic_seed(seed, topic.query_id)):
+        if doc not in seen:
+            seen.add(doc)
+            queue.append(doc)
+    return queue if budget is None else queue[:budget]
+
+
+def _split_budget(
+    topics: list[str], per_topic: int | None, total: int | None
+) -> dict[str, int | None]:
+    if total is None:
+        return dict.fromkeys(topics, per_topic)
+    base, extra = divmod(total, len(topics))
+    out = {}
+    for i, q in enumerate(sorted(topics)):
+        share = base + (1 if i < extra else 0)
+        out[q] = share if per_topic is None else min(share, per_topic)
+    return out
+
+
+def _judged_pairs(store: Store) -> dict[str, dict[str, int]]:
+    """Pairs with a current judgment from any earlier round: query_id -> doc_id -> grade."""
+    from pooling.judgments import effective_judgments
+
+    table = effective_judgments(store)
+    out: dict[str, dict[str, int]] = {}
+    for q, d, g in zip(table["query_id"].to_pylist(), table["doc_id"].to_pylist(),
+                       table["grade"].to_pylist(), strict=True):
+        out.setdefault(q, {})[d] = g
+    return out
+
+
+def get_round(store: Store, name: str) -> Round:
+    row = store.one(
+        "find round",
+        "SELECT round_id, strategy, params, seed, grades, pooled_runs, adaptive, candidate_depth, "
+        "topics FROM rounds WHERE round_id = ?",
+        [name],
+    )
+    if row is None:
+        known = [r[0] for r in store.con.execute("SELECT round_id FROM rounds ORDER BY 1").fetchall()]
+        raise StoreError(f"no round {name!r} in {store.path}; rounds: {', '.join(known) or '(none)'}")
+    return Round(row[0], row[1], json.loads(row[2] or "{}"), row[3], tuple(row[4] or ()),
+                 tuple(row[5] or ()), bool(row[6]), row[7], tuple(row[8] or ()))
+
+
+def pool_table(store: Store, name: str) -> pa.Table:
+    """The round's queue so far: query_id, doc_id, position (1-based within the topic)."""
+    get_round(store, name)
+    return store.arrow(
+        "read pool",
+        "SELECT query_id, doc_id, position FROM pool_entries WHERE round_id = ? "
+        "ORDER BY query_id, position",
+        [name],
+    )
+
+
+def export_pool(store: Store, name: str, out) -> int:
+    """Write the round's pool as TSV with a header (query_id, doc_id, position)."""
+    from pooling.formats.source import write_lines
+
+    table = pool_table(store, name)
+    lines = ["query_id\tdoc_id\tposition\n"] + [
+        f"{q}\t{d}\t{p}\n"
+        for q, d, p in zip(table["query_id"].to_pylist(), table["doc_id"].to_pylist(),
+                           table["position"].to_pylist(), strict=True)
+    ]
+    write_lines(lines, out)
+    return table.num_rows
