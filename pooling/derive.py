@@ -130,3 +130,17 @@ def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = N
     params = {"rule": rule, "round": round_id, "tie": tie if rule == "majority" else None}
     return save_qrels(store, table, name, method=f"derived:{rule}", source=round_id,
                       grades=grades, relevance_level=relevance_level, params=params)
+
+
+def round_agreement(store: Store, round_id: str, *, threshold: int = 1):
+    """Agreement among a round's assessors on the pairs judged more than once (organisers'
+    adjudications excluded), keyed by (query_id, doc_id)."""
+    from pooling.agreement import agreement_report
+
+    rnd = get_round(store, round_id)
+    roles = _roles(store)
+    table = effective_judgments(store, round_id)
+    keep = [roles.get(a) != "organiser" for a in table["assessor_id"].to_pylist()]
+    judged = table.filter(pa.array(keep, pa.bool_())).select(
+        ["query_id", "doc_id", "assessor_id", "grade"])
+    return agreement_report(judged, grades=rnd.grades, threshold=threshold)

@@ -218,3 +218,26 @@ def export_judgments(
     with Store(store, read_only=True) as s:
         n = export_history(s, output)
     err.print(f"wrote {n} judgment(s) to {output}", highlight=False)
+
+
+@app.command()
+def agreement(
+    store: StoreArg,
+    round: RoundOpt,
+    threshold: Annotated[int, typer.Option(help="Lowest grade counted relevant (for overlap).")] = 1,
+) -> None:
+    """Agreement on a round's overlap items: Cohen's and Fleiss' kappa, Krippendorff's alpha."""
+    from pooling.derive import round_agreement
+
+    with Store(store, read_only=True) as s:
+        report = round_agreement(s, round, threshold=threshold)
+    out.print(f"round {round}: {report.n_shared} pair(s) judged by two or more assessors, "
+              f"{report.n_single} by one", highlight=False)
+    table = Table("assessors", "pairs", "kappa", "kappa (linear)", "kappa (quadratic)", "overlap")
+    for p in report.pairs:
+        table.add_row(f"{p.assessor_a} / {p.assessor_b}", str(p.n), f"{p.kappa:.3f}",
+                      f"{p.kappa_linear:.3f}", f"{p.kappa_quadratic:.3f}", f"{p.overlap:.3f}")
+    out.print(table)
+    out.print(f"Fleiss' kappa {report.fleiss_kappa:.3f} · Krippendorff's alpha nominal "
+              f"{report.alpha_nominal:.3f}, ordinal {report.alpha_ordinal:.3f} · overlap "
+              f"{report.overlap:.3f}", highlight=False)

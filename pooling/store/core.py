@@ -89,11 +89,11 @@ class Store:
         if version == SCHEMA_VERSION:
             return
         if self.read_only:
-            raise SchemaError(
-                f"{self.path} has schema version {version} and needs an upgrade to "
-                f"{SCHEMA_VERSION}; open it once without read-only access (any pooling "
-                "command that writes) to upgrade it"
-            )
+            # Upgrade through a short read-write connection, then carry on read-only.
+            self.con.close()
+            Store(self.path).close()
+            self.con = _connect(self.path, read_only=True)
+            return
         with self.transaction():
             for step in range(version, SCHEMA_VERSION):
                 for ddl in MIGRATIONS[step]:

@@ -73,6 +73,15 @@ MIGRATIONS: list[list[str]] = [
         "CREATE SEQUENCE judgment_seq START 1",
         "ALTER TABLE judgments ADD COLUMN seq BIGINT DEFAULT nextval('judgment_seq')",
     ],
+    [
+        # Cached evaluation results per (run, qrels version, options, measure column);
+        # query_id NULL holds the summary ("all") value. options: the JSON of every setting
+        # that changes a value (topic policy, -l, -M, topic restriction).
+        """CREATE TABLE eval_results (
+            run_id VARCHAR NOT NULL, qrels_version VARCHAR NOT NULL, options VARCHAR NOT NULL,
+            measure VARCHAR NOT NULL, query_id VARCHAR, value DOUBLE,
+            computed_at TIMESTAMP NOT NULL)""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -81,4 +90,5 @@ SCHEMA_VERSION = len(MIGRATIONS)
 DATA_TABLES = [
     "topics", "documents", "imports", "runs", "run_results", "qrels_versions", "qrels",
     "topic_subsets", "assessors", "rounds", "pool_entries", "judgments", "assignments",
+    "eval_results",
 ]

@@ -109,6 +109,10 @@ def test_qrels_rules_and_adjudication(store):
         derive_qrels(store, "adjudicated", "adj", round_id="r1")
     derive_qrels(store, "majority", "maj", round_id="r1")
     assert store.qrels_table("maj").to_pylist()[0]["relevance"] == 0  # tie -> lower grade
+    from pooling.derive import round_agreement
+
+    report = round_agreement(store, "r1")
+    assert report.n_shared == 2 and report.pairs[0].n == 2
     derive_qrels(store, "mean", "mean", round_id="r1")
     assert store.qrels_table("mean").to_pylist()[0]["relevance"] == 1
     derive_qrels(store, "primary", "prim", round_id="r1")  # topic 1's primary is ann
