@@ -236,3 +236,63 @@ def export_pool(store: Store, name: str, out) -> int:
     ]
     write_lines(lines, out)
     return table.num_rows
+
+
+def next_document(store: Store, round_id: str, assessor_id: str, query_id: str) -> str | None:
+    """The next document this assessor should judge for a topic of a round, or None (done).
+
+    Static rounds: the first queued document of the assessor's assignment they have not
+    judged yet. Adaptive rounds: the strategy's choice after replaying the topic's current
+    judgments (in the order they were made); a new choice is appended to the round's queue.
+    Either way the round's stopping rule (s non-relevant in a row) ends the topic early.
+    Call it under the store's write lock: it may write.
+    """
+    from pooling.judgments import assigned_items, effective_judgments
+
+    rnd = get_round(store, round_id)
+    judged = effective_judgments(store, round_id)
+    mine = [(d, g, s) for a, q, d, g, s in zip(
+        *(judged[c].to_pylist() for c in ("assessor_id", "query_id", "doc_id", "grade", "seq")),
+        strict=True) if q == query_id and (a == assessor_id or rnd.adaptive)]
+    mine.sort(key=lambda t: t[2])
+    stop_after = rnd.params.get("stop_after")
+    if stop_after and _nonrelevant_streak([g for _, g, _ in mine]) >= stop_after:
+        return None
+    done = {d for d, _, _ in mine}
+    if not rnd.adaptive:
+        items = assigned_items(store, round_id, assessor_id).to_pylist()
+        for item in items:
+            if item["query_id"] == query_id and item["doc_id"] not in done:
+                return item["doc_id"]
+        return None
+    budget = rnd.params.get("budget")
+    if budget is not None and len(done) >= budget:
+        return None
+    queued = [r[0] for r in store.con.execute(
+        "SELECT doc_id FROM pool_entries WHERE round_id = ? AND query_id = ? ORDER BY position",
+        [round_id, query_id]).fetchall()]
+    pending = [d for d in queued if d not in done]
+    if pending:  # served before but not judged yet (e.g. the page was reloaded)
+        return pending[0]
+    topic = topic_rankings(store, list(rnd.pooled_runs), rnd.candidate_depth, [query_id]).get(query_id)
+    if topic is None:
+        return None
+    selector = rnd.make_strategy().selector(topic, topic_seed(rnd.seed, query_id))
+    for doc, grade, _ in mine:
+        selector.observe(doc, grade)
+    doc = selector.next()
+    if doc is None:
+        return None
+    with store.transaction() as con:
+        con.execute("INSERT INTO pool_entries VALUES (?, ?, ?, ?)",
+                    [round_id, query_id, doc, len(queued) + 1])
+    return doc
+
+
+def _nonrelevant_streak(grades: list[int]) -> int:
+    streak = 0
+    for g in reversed(grades):
+        if g > 0:
+            break
+        streak += 1
+    return streak
