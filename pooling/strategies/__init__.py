@@ -1,6 +1,14 @@
 """Pooling strategies: a registry of static queues and adaptive selectors (see base.py)."""
 
-from pooling.strategies import depth, take  # noqa: F401  (registration)
+from pooling.strategies import (  # noqa: F401  (registration)
+    bandits,
+    depth,
+    hedge,
+    mmfuse,
+    mtf,
+    sample,
+    take,
+)
 from pooling.strategies.base import (
     REGISTRY,
     QueueSelector,

@@ -1,0 +1,107 @@
+"""`pooling evaluate`: score stored runs against a stored qrels version (results are cached)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import pyarrow as pa
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pooling.cli.app import app
+from pooling.cli.store_cmds import StoreArg
+from pooling.errors import PoolingError
+from pooling.store import Store
+
+out = Console()
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    store: StoreArg,
+    qrels: Annotated[str | None, typer.Option("--qrels", help="Qrels version (default: newest).")] = None,
+    run: Annotated[list[str], typer.Option("--run", help="Run to score (repeatable; default all).")] = [],  # noqa: B006
+    measure: Annotated[list[str], typer.Option("-m", "--measure", help="Measure (trec_eval or ir_measures name; repeatable).")] = [],  # noqa: B006
+    zero: Annotated[bool, typer.Option("-c", help="Missing topics score zero (the default here).")] = False,
+    shared_topics: Annotated[bool, typer.Option("--shared-topics", help="Only topics the run shares with the qrels.")] = False,
+    relevance_level: Annotated[int, typer.Option("-l", help="Lowest grade that counts as relevant.")] = 1,
+    max_docs: Annotated[int | None, typer.Option("-M", help="Use only each topic's top M documents.")] = None,
+    topics: Annotated[str | None, typer.Option(help="Topic list (a,b,c) or a stored subset's name.")] = None,
+    format: Annotated[str, typer.Option(help="table, csv, json or parquet.")] = "table",
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="File (default: stdout).")] = None,
+) -> None:
+    """Score stored runs against a stored qrels version; values are cached in the store."""
+    from pooling.store.evaluate import evaluate_store
+
+    if zero and shared_topics:
+        raise PoolingError("-c and --shared-topics are two different topic policies; pick one")
+    with Store(store) as s:
+        result = evaluate_store(
+            s, qrels=qrels, runs=run or None, measures=measure or ["official"],
+            missing_topics="skip" if shared_topics else "zero",
+            relevance_level=relevance_level, max_docs=max_docs, topics=topics,
+        )
+    if format == "table":
+        _print_table(result)
+        return
+    tidy = _tidy(result)
+    if format == "parquet":
+        if output is None:
+            raise PoolingError("--format parquet needs -o FILE")
+        import pyarrow.parquet as pq
+
+        pq.write_table(tidy, output)
+    elif format in ("csv", "json"):
+        text = _csv(tidy) if format == "csv" else tidy.to_pandas().to_json(orient="records", lines=True)
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            output.write_text(text)
+    else:
+        raise PoolingError("--format must be table, csv, json or parquet")
+
+
+def _tidy(result) -> pa.Table:
+    """Per-topic rows plus one `all` row per run and measure, with the settings used."""
+    per_query = result.per_query
+    means = result.means
+    rows = pa.concat_tables([
+        per_query.select(["run_id", "query_id", "measure", "value"]),
+        pa.table({"run_id": means["run_id"], "query_id": pa.array(["all"] * means.num_rows),
+                  "measure": means["measure"], "value": means["value"]}),
+    ])
+    n = rows.num_rows
+    o = result.options
+    return rows.append_column("qrels_version", pa.array([result.qrels_version] * n)) \
+        .append_column("missing_topics", pa.array([o["missing_topics"]] * n)) \
+        .append_column("relevance_level", pa.array([o["relevance_level"]] * n))
+
+
+def _csv(table: pa.Table) -> str:
+    import io
+
+    buf = io.StringIO()
+    table.to_pandas().to_csv(buf, index=False)
+    return buf.getvalue()
+
+
+def _print_table(result) -> None:
+    means = result.means.to_pylist()
+    measures = result.measures
+    by_run: dict[str, dict[str, float]] = {}
+    for r in means:
+        by_run.setdefault(r["run_id"], {})[r["measure"]] = r["value"]
+    table = Table("run_id", *measures, title=f"qrels {result.qrels_version} · topics policy "
+                  f"{result.options['missing_topics']} · -l {result.options['relevance_level']}")
+    for run_id, values in by_run.items():
+        table.add_row(run_id, *(_fmt(values.get(m)) for m in measures))
+    out.print(table)
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return ""
+    return f"{v:.0f}" if float(v).is_integer() and abs(v) >= 1 else f"{v:.4f}"

@@ -1,0 +1,90 @@
+"""`pooling simulate`: replay pooling strategies with existing qrels as the assessor."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pooling.cli.app import app
+
+
+class SimulateFormat(StrEnum):
+    table = "table"
+    csv = "csv"
+
+
+class LeaveOut(StrEnum):
+    run = "run"
+    group = "group"
+
+
+def _strategy_help() -> str:
+    from pooling.strategies import REGISTRY
+
+    return "Strategy, repeatable: name or name:key=value,... (" + ", ".join(sorted(REGISTRY)) + ")."
+
+
+@app.command("simulate")
+def simulate_command(
+    qrels: Annotated[str, typer.Argument(help="Qrels file: the oracle assessor (gzip ok).")],
+    runs: Annotated[list[str], typer.Argument(help="Run file(s) to pool.")],
+    strategy: Annotated[list[str], typer.Option("--strategy", "-s", help=_strategy_help())],
+    budget: Annotated[list[int], typer.Option("--budget", "-b", help="Judgments per topic; repeatable.")],
+    depth: Annotated[int, typer.Option("--depth", help="Candidates: each run's top D.")] = 100,
+    topics: Annotated[
+        str | None, typer.Option("--topics", help="Topics to replay, e.g. 601-650,700.")
+    ] = None,
+    floor: Annotated[int, typer.Option("--floor", help="Judge every run's top F first.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for random choices.")] = 0,
+    leave_one_out: Annotated[
+        LeaveOut | None,
+        typer.Option("--leave-one-out", help="Pool without each run (or group) and report its MAP and rank change."),
+    ] = None,
+    output_format: Annotated[
+        SimulateFormat, typer.Option("--format", help="table (text) or csv.")
+    ] = SimulateFormat.table,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here instead of stdout.")] = None,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Plot found share against budget (.png or .svg; needs matplotlib).")
+    ] = None,
+) -> None:
+    """Replay pooling strategies against existing qrels and report, per strategy and budget,
+    documents judged, relevant found, the share of the depth pool's relevant documents found,
+    and Kendall's tau / tau_ap of the run ranking (MAP) against the full depth pool's."""
+    from pooling import simulate as sim
+
+    qrels_table, run_tables = sim.load_inputs(qrels, runs)
+    data = sim.prepare(qrels_table, run_tables, depth, sim.parse_topics(topics) if topics else None)
+    specs = [sim.parse_strategy(s) for s in strategy]
+    if leave_one_out is not None:
+        table = sim.leave_one_out(data, specs, budget, by=leave_one_out.value, seed=seed, floor=floor)
+    else:
+        table = sim.simulate(data, specs, budget, seed=seed, floor=floor)
+        if plot is not None:
+            sim.plot_found(table, str(plot))
+    if output_format is SimulateFormat.csv:
+        text = sim.to_csv(table)
+    else:
+        text = sim.render_table(table)
+    _emit(text, output)
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    directory = output.resolve().parent
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{output.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, output)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+

@@ -1,0 +1,116 @@
+"""Robust03 replay targets (topics 601-650, candidates = each run's top 100, qrels as oracle).
+
+Published-style reference figures: found share (mean over topics of the share of the depth
+pool's relevant documents found) at 50 and 100 judgments per topic, and Kendall's tau of the
+MAP ranking at 50. Ours must agree within 3 points.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from pooling.simulate import parse_strategy, parse_topics, replay, score
+
+pytestmark = pytest.mark.shared
+
+FOUND = {  # strategy: (found share at 50, at 100)
+    "random": (0.11, 0.23),
+    "depth": (0.50, 0.67),
+    "take:fusion=rrf": (0.55, 0.73),
+    "mtf": (0.59, 0.73),
+    "thompson": (0.59, 0.76),
+    "maxmean": (0.62, 0.78),
+    "hedge": (0.63, 0.79),
+}
+TAU_AT_50 = {"depth": 0.84, "mtf": 0.90, "maxmean": 0.90}
+FLOORED = {"maxmean": (0.74, 0.75), "hedge": (0.74, 0.75)}  # floor 10, found share at 100
+BEST = "mmfuse"
+
+
+def _rows(data, strategy, floor=0, topics=None):
+    sub = data
+    if topics is not None:
+        sub = copy.copy(data)
+        idx = [data.query_ids.index(q) for q in topics]
+        sub.query_ids = list(topics)
+        sub.run_docs = data.run_docs[idx]
+        sub.pool_relevant_per_topic = data.pool_relevant_per_topic[idx]
+        sub._truth = None
+    rep = replay(sub, parse_strategy(strategy), 100, floor=floor)
+    return {r["budget"]: r for r in score(sub, rep, [50, 100])}
+
+
+@pytest.mark.parametrize("strategy", list(FOUND))
+def test_found_share_matches_the_reference(robust03_replay, strategy):
+    rows = _rows(robust03_replay, strategy)
+    at_50, at_100 = FOUND[strategy]
+    assert rows[50]["found_share"] == pytest.approx(at_50, abs=0.03)
+    assert rows[100]["found_share"] == pytest.approx(at_100, abs=0.03)
+
+
+@pytest.mark.parametrize("strategy", list(TAU_AT_50))
+def test_tau_at_50_matches_the_reference(robust03_replay, strategy):
+    assert _rows(robust03_replay, strategy)[50]["tau"] == pytest.approx(TAU_AT_50[strategy], abs=0.03)
+
+
+def test_random_tau_is_far_below_the_adaptive_strategies(robust03_replay):
+    # The reference's 0.47 is one draw: over seeds 0-9 random's tau at 50 spans 0.29-0.78,
+    # so only its distance from the rest is pinned.
+    taus = [
+        score(robust03_replay, replay(robust03_replay, parse_strategy("random"), 50, seed=s), [50])[0]["tau"]
+        for s in range(5)
+    ]
+    assert sum(taus) / len(taus) < TAU_AT_50["depth"] - 0.1
+
+
+@pytest.mark.parametrize("strategy", list(FLOORED))
+def test_floor_of_10_matches_the_reference(robust03_replay, strategy):
+    low, high = FLOORED[strategy]
+    assert low - 0.03 <= _rows(robust03_replay, strategy, floor=10)[100]["found_share"] <= high + 0.03
+
+
+def test_best_strategy_beats_every_reference_strategy(robust03_replay):
+    best = _rows(robust03_replay, BEST)
+    assert best[100]["found_share"] > max(v[1] for v in FOUND.values())  # the figures: > 0.79
+    for other in FOUND:  # and our own replays of them, at both budgets
+        rows = _rows(robust03_replay, other)
+        assert best[100]["found_share"] > rows[100]["found_share"]
+        assert best[50]["found_share"] > rows[50]["found_share"]
+
+
+def test_best_strategy_with_a_floor_of_10_finds_at_least_76_percent(robust03_replay):
+    assert _rows(robust03_replay, BEST, floor=10)[100]["found_share"] >= 0.76
+
+
+def test_best_strategy_holds_up_on_held_out_topics(robust03_replay):
+    # Parameters were chosen on 601-625; on 626-650 mmfuse (76.3%) beats Hedge (75.6%) and
+    # ties MaxMean (76.4%).
+    held_out = parse_topics("626-650")
+    best = _rows(robust03_replay, BEST, topics=held_out)[100]["found_share"]
+    assert best >= _rows(robust03_replay, "hedge", topics=held_out)[100]["found_share"]
+    assert best >= _rows(robust03_replay, "maxmean", topics=held_out)[100]["found_share"] - 0.01
+
+
+@pytest.mark.xfail(strict=True, reason="mmfuse finds 79.7% on 601-650 (tuned on 601-625); target 80%")
+def test_best_strategy_finds_80_percent_at_100(robust03_replay):
+    assert _rows(robust03_replay, BEST)[100]["found_share"] >= 0.80
+
+
+@pytest.mark.xfail(strict=True, reason="mmfuse's tau at 50 is 0.868 on 601-650; target 0.90")
+def test_best_strategy_tau_at_50_is_at_least_090(robust03_replay):
+    assert _rows(robust03_replay, BEST)[50]["tau"] >= 0.90
+
+
+@pytest.mark.parametrize("depth", [10, 125])
+def test_vectorised_depth_pool_equals_the_per_topic_rankings(robust03, depth):
+    # MU03rob01 and rutcor03100 tie most scores: the doc_id-descending tie-break decides.
+    from pooling.simulate import depth_pool
+    from pooling.strategies import rankings_by_topic
+
+    _, runs = robust03
+    pool = depth_pool(runs, depth)
+    expected = {(q, d) for q, t in rankings_by_topic(runs, depth).items() for d in t.candidates()}
+    assert set(zip(pool["query_id"].to_pylist(), pool["doc_id"].to_pylist(), strict=True)) == expected
+    assert pool.num_rows == len(expected)
