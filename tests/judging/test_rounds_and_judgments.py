@@ -200,3 +200,20 @@ def test_cli_round_workflow(tmp_path):
     qrels = ok("export", "qrels", str(store), "--qrels", "v1").splitlines()
     assert qrels[0].startswith("# pooling qrels version v1; method: derived:latest")
     assert len(qrels) == 7 and Path(tmp_path / "h.parquet").stat().st_size > 0
+
+
+def test_adaptive_round_serves_live_from_the_judgments_so_far(store):
+    from pooling.rounds import next_document
+
+    summary = create_round(store, "live", "mtf", depth=3)
+    assert summary.round.adaptive and summary.entries == 0
+    add_assessor(store, "ann")
+    assign(store, "live", ["ann"])
+    first = next_document(store, "live", "ann", "1")
+    assert first is not None
+    assert next_document(store, "live", "ann", "1") == first  # served, not judged yet: same doc
+    record(store, [Judgment("live", "ann", "1", first, 0)])
+    second = next_document(store, "live", "ann", "1")
+    assert second not in (None, first)
+    served = [p["doc_id"] for p in pool_table(store, "live").to_pylist() if p["query_id"] == "1"]
+    assert served == [first, second]
