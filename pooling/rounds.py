@@ -17,6 +17,7 @@ import pyarrow as pa
 from pooling.errors import StoreError
 from pooling.store.core import Store, utcnow
 from pooling.strategies import Strategy, TopicRuns, get_strategy, rankings_by_topic, topic_seed
+from pooling.strategies.options import split_budget, with_options
 
 DEFAULT_GRADES = (0, 1, 2)
 
@@ -35,8 +36,15 @@ class Round:
     candidate_depth: int | None
     topics: tuple[str, ...]
 
-    def make_strategy(self) -> Strategy:
-        return get_strategy(self.strategy, **self.params.get("strategy", {}))
+    def make_strategy(self, *, serving: bool = True) -> Strategy:
+        """The round's strategy behind its floor, per-topic budget and (when serving judgments
+        live) its stopping rule."""
+        return with_options(
+            get_strategy(self.strategy, **self.params.get("strategy", {})),
+            floor=self.params.get("floor") or 0,
+            budget=self.params.get("budget"),
+            stop_after=self.params.get("stop_after") if serving else None,
+        )
 
 
 @dataclass
@@ -111,8 +119,8 @@ def create_round(
     per_topic = topic_rankings(store, run_ids, candidate_depth, topics)
     if not per_topic:
         raise StoreError("the pooled runs retrieve nothing for the chosen topics")
-    excluded = _judged_pairs(store) if exclude_judged else {}
-    budgets = _split_budget(list(per_topic), budget, total_budget)
+    known = _judged_pairs(store) if exclude_judged else {}
+    budgets = split_budget(total_budget, list(per_topic)) if total_budget is not None else {}
     round_params = {
         "strategy": strat.options, "budget": budget, "total_budget": total_budget,
         "floor": floor, "stop_after": stop_after, "exclude_judged": exclude_judged,
@@ -123,8 +131,10 @@ def create_round(
     counts: dict[str, int] = {}
     if not strat.adaptive:
         for q, topic in per_topic.items():
-            queue = build_queue(strat, topic, seed, floor=floor, budget=budgets[q],
-                                excluded=excluded.get(q, {}))
+            caps = [b for b in (budget, budgets.get(q)) if b is not None]
+            cap = min(caps) if caps else None
+            queued = with_options(strat, floor=floor or 0, budget=cap, known=known)
+            queue = queued.queue(topic, topic_seed(seed, q))
             counts[q] = len(queue)
             rows["query_id"] += [q] * len(queue)
             rows["doc_id"] += queue
@@ -145,46 +155,6 @@ def create_round(
             finally:
                 con.unregister("_pool")
     return RoundSummary(rnd, sum(counts.values()), counts)
-
-
-def build_queue(
-    strategy: Strategy,
-    topic: TopicRuns,
-    seed: int,
-    *,
-    floor: int | None = None,
-    budget: int | None = None,
-    excluded: dict[str, int] | None = None,
-) -> list[str]:
-    """A static strategy's queue for one topic, with the floor first and the budget applied."""
-    from pooling.strategies.depth import round_robin
-
-    excluded = excluded or {}
-    queue: list[str] = []
-    seen = set(excluded)
-    if floor:
-        for doc in round_robin(topic, floor):
-            if doc not in seen:
-                seen.add(doc)
-                queue.append(doc)
-    for doc in strategy.queue(topic, topic_seed(seed, topic.query_id)):
-        if doc not in seen:
-            seen.add(doc)
-            queue.append(doc)
-    return queue if budget is None else queue[:budget]
-
-
-def _split_budget(
-    topics: list[str], per_topic: int | None, total: int | None
-) -> dict[str, int | None]:
-    if total is None:
-        return dict.fromkeys(topics, per_topic)
-    base, extra = divmod(total, len(topics))
-    out = {}
-    for i, q in enumerate(sorted(topics)):
-        share = base + (1 if i < extra else 0)
-        out[q] = share if per_topic is None else min(share, per_topic)
-    return out
 
 
 def _judged_pairs(store: Store) -> dict[str, dict[str, int]]:
@@ -264,9 +234,6 @@ def next_document(store: Store, round_id: str, assessor_id: str, query_id: str) 
         for item in items:
             if item["query_id"] == query_id and item["doc_id"] not in done:
                 return item["doc_id"]
-        return None
-    budget = rnd.params.get("budget")
-    if budget is not None and len(done) >= budget:
         return None
     queued = [r[0] for r in store.con.execute(
         "SELECT doc_id FROM pool_entries WHERE round_id = ? AND query_id = ? ORDER BY position",
