@@ -10,6 +10,7 @@ from pooling.errors import (
     StoreError,
     StoreLockedError,
 )
+from pooling.evaluation import evaluate
 from pooling.store import Store
 
 __version__ = "0.1.0"
@@ -25,4 +26,5 @@ __all__ = [
     "Store",
     "StoreLockedError",
     "__version__",
+    "evaluate",
 ]

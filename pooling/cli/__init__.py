@@ -15,19 +15,14 @@ from pooling.cli.app import app, state
 from pooling.errors import PoolingError
 
 # Command modules register themselves on `app` when imported.
-from pooling.cli import store_cmds  # noqa: E402,F401  isort: skip
-from pooling.cli import judging_cmds  # noqa: E402,F401  isort: skip
-from pooling.cli import evaluate_cmds  # noqa: E402,F401  isort: skip
-
-try:  # the evaluator's commands
-    from pooling.cli import eval_cmds  # noqa: F401
-except ImportError:  # pragma: no cover - only while that module does not exist
-    pass
-
-try:  # the simulation command
-    from pooling.cli import simulate_cmds  # noqa: F401
-except ImportError:  # pragma: no cover - only while that module does not exist
-    pass
+from pooling.cli import (  # noqa: E402,F401  isort: skip
+    store_cmds,
+    eval_cmds,
+    evaluate_cmds,
+    judging_cmds,
+    simulate_cmds,
+    leaderboard_cmds,
+)
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ the runs that are proving best are judged first while other runs' votes still br
 
 Parameters were chosen on Robust03 topics 601-625 only (grid: prior ap/RRF-k, a in {1, 2},
 k in {1..24}), maximising the mean of the found share at 100 judgments per topic without a
-floor and with a floor of 10; they were then reported on 626-650 (see tests/pooling).
+floor and with a floor of 10; they were then reported on 626-650 (see tests/strategies).
 """
 
 from __future__ import annotations

@@ -1,0 +1,154 @@
+"""Evaluation commands: `pooling eval` (a drop-in for trec_eval) and `pooling measures`."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pooling.cli.app import app
+from pooling.errors import EvaluationError
+
+
+class OutputFormat(StrEnum):
+    trec = "trec"
+    csv = "csv"
+    json = "json"
+    parquet = "parquet"
+
+
+@app.command("eval")
+def eval_command(
+    qrels: Annotated[str, typer.Argument(help="Qrels file (trec_eval format; gzip ok).")],
+    runs: Annotated[list[str], typer.Argument(help="Run file(s); `-` reads stdin.")],
+    measure: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-m",
+            "--measure",
+            help="Measure, trec_eval style (P.5,10  ndcg_cut.10  all_trec  official) or "
+            "ir_measures style (nDCG@10, P(rel=2)@5). Repeatable. Default: official.",
+        ),
+    ] = None,
+    per_query: Annotated[
+        bool, typer.Option("-q", "--per-query", help="Print per-topic values before `all`.")
+    ] = False,
+    complete: Annotated[
+        bool,
+        typer.Option("-c", "--complete", help="Score qrels topics missing from a run as 0 (trec_eval -c)."),
+    ] = False,
+    shared_topics: Annotated[
+        bool,
+        typer.Option("--shared-topics", help="Evaluate only topics the run and qrels share (trec_eval 9)."),
+    ] = False,
+    level: Annotated[
+        int, typer.Option("-l", "--level", help="Lowest grade that counts as relevant (-l).")
+    ] = 1,
+    max_docs: Annotated[
+        int | None, typer.Option("-M", "--max-docs", help="Keep only the top N docs per topic (-M).")
+    ] = None,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", help="trec (trec_eval's text), csv, json or parquet.")
+    ] = OutputFormat.trec,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write here instead of stdout.")
+    ] = None,
+) -> None:
+    """Evaluate runs against qrels exactly as trec_eval 10.0 does.
+
+    With one run and trec_eval measure names the output is byte-identical to trec_eval's;
+    several runs share one parsed qrels and print one block each.
+    """
+    from pooling.evaluation import evaluate, format_trec
+
+    if complete and shared_topics:
+        raise EvaluationError("-c and --shared-topics contradict each other; pick one")
+    policy = "zero" if complete else "skip" if shared_topics else "error"
+    result = evaluate(
+        qrels,
+        runs,
+        measure or ["official"],
+        missing_topics=policy,
+        relevance_level=level,
+        max_docs=max_docs,
+    )
+    if output_format is OutputFormat.trec:
+        text = "".join(format_trec(run, per_query) for run in result.runs)
+        _emit(text.encode(), output)
+        return
+    table = _tidy(result, per_query)
+    if output_format is OutputFormat.parquet:
+        if output is None:
+            raise EvaluationError("--format parquet needs -o FILE")
+        import pyarrow.parquet as pq
+
+        _atomic_write(output, lambda path: pq.write_table(table, path))
+        return
+    if output_format is OutputFormat.csv:
+        import io
+
+        import pyarrow.csv as pcsv
+
+        buf = io.BytesIO()
+        pcsv.write_csv(table, buf)
+        _emit(buf.getvalue(), output)
+        return
+    import json
+
+    rows = table.to_pylist()
+    _emit((json.dumps(rows, indent=1) + "\n").encode(), output)
+
+
+def _tidy(result, per_query: bool):
+    """run_id, query_id ('all' for the summary), measure, value: one row per value."""
+    import pyarrow as pa
+
+    parts = []
+    if per_query:
+        parts.append(result.per_query)
+    means = result.means
+    parts.append(
+        pa.table(
+            {
+                "run_id": means.column("run_id"),
+                "query_id": pa.array(["all"] * means.num_rows, pa.string()),
+                "measure": means.column("measure"),
+                "value": means.column("value"),
+            }
+        )
+    )
+    return pa.concat_tables(parts)
+
+
+def _emit(data: bytes, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    _atomic_write(output, lambda path: Path(path).write_bytes(data))
+
+
+def _atomic_write(output: Path, write) -> None:
+    """Write to a temporary file beside `output`, then rename it into place."""
+    directory = output.parent if str(output.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{output.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, output)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@app.command("measures")
+def measures_command() -> None:
+    """List every measure: name, ir_measures spelling, parameters and description."""
+    from pooling.measures.catalog import measure_table
+
+    typer.echo(measure_table())

@@ -1,0 +1,305 @@
+"""Leaderboard commands: `leaderboard`, `compare`, `topic-report`, `pool-bias`, `folds`, `topics`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pooling.cli.app import app
+from pooling.cli.store_cmds import StoreArg
+from pooling.errors import PoolingError
+from pooling.store import Store
+
+out = Console()
+topics_app = typer.Typer(help="Named topic subsets (e.g. old and new topics), usable as --topics.",
+                         no_args_is_help=True)
+app.add_typer(topics_app, name="topics")
+
+QrelsOpt = Annotated[str | None, typer.Option("--qrels", help="Qrels version (default: newest).")]
+MeasuresOpt = Annotated[list[str], typer.Option(
+    "-m", "--measure", help="Measure, trec_eval or ir_measures name (repeatable; default "
+    "map, P_10, ndcg_cut_10).")]
+TopicsOpt = Annotated[str | None, typer.Option(
+    help="Topics: ids and ranges (601-650,303) or a stored subset's name.")]
+ZeroOpt = Annotated[bool, typer.Option("-c", help="Topics a run lacks score zero (the default).")]
+SharedOpt = Annotated[bool, typer.Option(
+    "--shared-topics", help="Only the topics each run shares with the qrels.")]
+LevelOpt = Annotated[int, typer.Option("-l", help="Lowest grade that counts as relevant.")]
+OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="File (default: stdout).")]
+TableFormatOpt = Annotated[str, typer.Option(help="table, md, csv or latex.")]
+
+
+def _policy(zero: bool, shared_topics: bool) -> str:
+    if zero and shared_topics:
+        raise PoolingError("-c and --shared-topics are two different topic policies; pick one")
+    return "skip" if shared_topics else "zero"
+
+
+def _emit(text: str, output: Path | None) -> None:
+    """Text to stdout, or atomically to a file."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from pooling.formats.source import write_lines
+
+    write_lines([text], output)
+    typer.echo(f"wrote {output}", err=True)
+
+
+def _rich(table: pa.Table, title: str = "") -> None:
+    from pooling.leaderboard.render import fmt
+
+    view = Table(title=title or None)
+    for k, name in enumerate(table.column_names):
+        view.add_column(name, no_wrap=k == 0)
+    for row in table.to_pylist():
+        view.add_row(*(fmt(v) for v in row.values()))
+    out.print(view)
+
+
+def _render(table: pa.Table, format: str, output: Path | None, title: str = "") -> None:
+    from pooling.leaderboard.render import render_table
+
+    if format == "table":
+        if output is not None:
+            raise PoolingError("--format table prints to the terminal; use md, csv or latex with -o")
+        _rich(table, title)
+        return
+    _emit(render_table(table, format, title), output)
+
+
+@app.command("leaderboard")
+def leaderboard_command(
+    store: StoreArg,
+    qrels: QrelsOpt = None,
+    measure: MeasuresOpt = [],  # noqa: B006
+    primary: Annotated[str | None, typer.Option(help="Measure to rank and test by (default: the first).")] = None,
+    test: Annotated[str, typer.Option(help="Pairwise test: t, randomization or tukey.")] = "t",
+    correction: Annotated[str | None, typer.Option(help="holm, bh or none (default: holm; none for tukey).")] = None,
+    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    topics: TopicsOpt = None,
+    zero: ZeroOpt = False,
+    shared_topics: SharedOpt = False,
+    relevance_level: LevelOpt = 1,
+    max_docs: Annotated[int | None, typer.Option("-M", help="Use only each topic's top M documents.")] = None,
+    run: Annotated[list[str], typer.Option("--run", help="Run to include (repeatable; default all).")] = [],  # noqa: B006
+    permutations: Annotated[int, typer.Option(help="Permutations and bootstrap resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Seed of the randomization test and the bootstrap.")] = 0,
+    min_judged: Annotated[float, typer.Option(help="Flag runs whose Judged@10 is below this.")] = 0.9,
+    pool_depth: Annotated[int | None, typer.Option(help="html: depth of the re-pool for the pool-bias chart.")] = 10,
+    pairs: Annotated[bool, typer.Option("--pairs", help="Also print every pairwise test.")] = False,
+    format: Annotated[str, typer.Option(help="table, md, csv, latex or html.")] = "table",
+    output: OutputOpt = None,
+) -> None:
+    """Rank stored runs with confidence intervals, Judged@10 and significance groups.
+
+    Runs that no test separates share a rank and a group letter. --format html writes the
+    full self-contained report (table, interval plot, per-topic scores, significance
+    matrix, pool bias, correlations between measures).
+    """
+    from pooling.leaderboard import leaderboard
+    from pooling.leaderboard.render import caption, display_rows, render_leaderboard
+
+    options = dict(
+        qrels=qrels, measures=measure or ["map", "P_10", "ndcg_cut_10"], primary=primary,
+        test=test, correction=correction, alpha=alpha, topics=topics,
+        missing_topics=_policy(zero, shared_topics), relevance_level=relevance_level,
+        max_docs=max_docs, runs=run or None, permutations=permutations, seed=seed,
+        min_judged=min_judged,
+    )
+    if format == "html":
+        from pooling.leaderboard.report import store_report, write_html_report
+
+        with Store(store) as s:
+            text = store_report(s, pool_depth=pool_depth, **options)
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            typer.echo(str(write_html_report(text, output).resolve()))
+        return
+    if format not in ("table", "md", "csv", "latex"):
+        raise PoolingError(f"--format must be table, md, csv, latex or html, not {format!r}")
+    with Store(store) as s:
+        lb = leaderboard(s, **options)
+    if format == "table":
+        headers, rows = display_rows(lb)
+        view = Table(*headers, title=caption(lb))
+        for cells in rows:
+            view.add_row(*cells)
+        out.print(view)
+    else:
+        _emit(render_leaderboard(lb, format), output)
+    if pairs:
+        _render(lb.pairs, "table" if format == "table" else format, None,
+                f"pairwise {lb.test} tests on {lb.primary}")
+
+
+@app.command("compare")
+def compare_command(
+    store: StoreArg,
+    measure: MeasuresOpt = [],  # noqa: B006
+    qrels: Annotated[list[str], typer.Option("--qrels", help="Qrels version (repeatable).")] = [],  # noqa: B006
+    depth: Annotated[list[int], typer.Option("--depth", help="Cut the qrels to a depth-k re-pool of the pooled runs (repeatable).")] = [],  # noqa: B006
+    round: Annotated[list[str], typer.Option("--round", help="Cut the qrels to a judging round's pool (repeatable).")] = [],  # noqa: B006
+    topics: TopicsOpt = None,
+    zero: ZeroOpt = False,
+    shared_topics: SharedOpt = False,
+    relevance_level: LevelOpt = 1,
+    format: TableFormatOpt = "table",
+    output: OutputOpt = None,
+) -> None:
+    """Correlate leaderboards: Kendall tau, tau_ap and Spearman rho between system orderings.
+
+    Every combination of the given measures, qrels versions and pools (--depth, --round) is
+    one leaderboard; each pair is compared, the first of the pair being tau_ap's reference.
+    Example: `pooling compare s.duckdb -m map -m P_10` or `-m map --depth 10 --depth 100`.
+    """
+    from pooling.leaderboard.compare import board_specs, compare_leaderboards
+
+    specs = board_specs(measure or ["map"], qrels or None, depth or None, round or None)
+    with Store(store) as s:
+        result = compare_leaderboards(s, specs, topics=topics,
+                                      missing_topics=_policy(zero, shared_topics),
+                                      relevance_level=relevance_level)
+    _render(result.pairs, format, output, "rank correlations between leaderboards")
+
+
+@app.command("topic-report")
+def topic_report_command(
+    store: StoreArg,
+    run: Annotated[list[str], typer.Option("--run", help="Run to report (repeatable; default all).")] = [],  # noqa: B006
+    measure: MeasuresOpt = [],  # noqa: B006
+    qrels: QrelsOpt = None,
+    topics: TopicsOpt = None,
+    zero: ZeroOpt = False,
+    shared_topics: SharedOpt = False,
+    relevance_level: LevelOpt = 1,
+    format: TableFormatOpt = "csv",
+    output: OutputOpt = None,
+) -> None:
+    """Per-topic scores beside the best, median and worst over all runs (as NIST reports)."""
+    from pooling.leaderboard.per_topic import topic_report
+
+    with Store(store) as s:
+        table = topic_report(s, qrels=qrels, measures=measure or ["map", "P_10", "ndcg_cut_10"],
+                             runs=run or None, topics=topics,
+                             missing_topics=_policy(zero, shared_topics),
+                             relevance_level=relevance_level)
+    _render(table, format, output)
+
+
+@app.command("pool-bias")
+def pool_bias_command(
+    store: StoreArg,
+    qrels: QrelsOpt = None,
+    measure: Annotated[str, typer.Option("-m", "--measure", help="One measure value per run.")] = "map",
+    depth: Annotated[int | None, typer.Option(help="Re-pool at this depth first (default: qrels as they are).")] = None,
+    leave_out: Annotated[str, typer.Option(help="run (leave-one-run-out) or team (leave-one-group-out).")] = "run",
+    runs: Annotated[str, typer.Option(help="Runs that built the pool: pooled, all, or a,b,c.")] = "pooled",
+    judged_depth: Annotated[int | None, typer.Option(help="k of judged@k (default: --depth, else 10).")] = None,
+    topics: TopicsOpt = None,
+    zero: ZeroOpt = False,
+    shared_topics: SharedOpt = False,
+    relevance_level: LevelOpt = 1,
+    format: TableFormatOpt = "table",
+    output: OutputOpt = None,
+) -> None:
+    """Each run's score and rank without the judgments only it (or its team) contributed."""
+    from pooling.leaderboard.pool_bias import pool_bias
+
+    with Store(store) as s:
+        result = pool_bias(s, qrels=qrels, measure=measure, depth=depth, leave_out=leave_out,
+                           pooled=runs, topics=topics, missing_topics=_policy(zero, shared_topics),
+                           relevance_level=relevance_level, judged_depth=judged_depth)
+    where = f"depth-{depth} re-pool" if depth else "qrels as they are"
+    title = (f"leave one {leave_out} out, {where}: pool {result.pool_size} documents, "
+             f"{result.judged_in_pool} judged, {len(result.query_ids)} topics")
+    table = result.table
+    if output is not None or format == "csv":
+        _render(table, format, output, title)
+    else:
+        if format == "table":  # the terminal gets the columns that matter
+            table = table.select(["run_id", "team", "judged_at_k", "unique_docs",
+                                  "unique_relevant", "score", "score_without",
+                                  "relative_change", "rank", "rank_without", "pooled"])
+        _render(table.filter(table["pooled"]).drop_columns(["pooled"]), format, None,
+                f"pooled runs — {title}")
+        unpooled = table.filter(pc.invert(table["pooled"])).drop_columns(["pooled"])
+        if unpooled.num_rows:
+            _render(unpooled, format, None, "unpooled runs (contributed nothing to the pool)")
+    summary = result.summary()
+    if summary.get("runs"):
+        typer.echo(
+            f"pooled runs: mean {result.measure} change {summary['mean_relative_change']:+.1%}, "
+            f"worst {summary['worst_relative_change']:+.1%} ({summary['worst_run']})", err=True)
+
+
+@app.command("folds")
+def folds_command(
+    store: StoreArg,
+    family: Annotated[list[str], typer.Option("--family", help="Runs to choose from: names or patterns like 'fub03*' (repeatable; default all).")] = [],  # noqa: B006
+    measure: Annotated[str, typer.Option("-m", "--measure", help="Measure to choose by.")] = "map",
+    k: Annotated[int, typer.Option("-k", help="Number of folds.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the topic split.")] = 0,
+    folds: Annotated[list[str], typer.Option("--folds", help="Stored topic subsets to use as the folds (repeatable).")] = [],  # noqa: B006
+    qrels: QrelsOpt = None,
+    topics: TopicsOpt = None,
+    format: TableFormatOpt = "table",
+    output: OutputOpt = None,
+) -> None:
+    """Cross-validated selection: the family's best run on training folds, scored held out."""
+    from pooling.leaderboard.folds import cross_validate
+
+    with Store(store) as s:
+        result = cross_validate(s, family=family or None, measure=measure, k=k, seed=seed,
+                                folds=folds or None, qrels=qrels, topics=topics)
+    _render(result.folds, format, output, f"{len(result.family)} runs, {result.measure}")
+    typer.echo(f"cross-validated {result.measure}: {result.cv_score:.4f}; best on all topics: "
+               f"{result.oracle_run} {result.oracle_score:.4f}", err=True)
+
+
+@topics_app.command("subset")
+def topics_subset_command(
+    store: StoreArg,
+    name: Annotated[str, typer.Argument(help="Subset name, e.g. new.")],
+    query_ids: Annotated[list[str], typer.Argument(help="Topic ids and ranges (601-650).")],
+) -> None:
+    """Store (or replace) a named topic subset; ranges keep the topics the store knows."""
+    from pooling.leaderboard.topics import save_topic_subset
+
+    with Store(store) as s:
+        ids = save_topic_subset(s, name, query_ids)
+    shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
+    out.print(f"subset {name}: {len(ids)} topic(s) ({shown})", highlight=False)
+
+
+@topics_app.command("list")
+def topics_list_command(store: StoreArg) -> None:
+    """List the stored topic subsets."""
+    from pooling.leaderboard.topics import topic_subsets
+
+    with Store(store, read_only=True) as s:
+        subsets = topic_subsets(s)
+    if not subsets:
+        out.print("no topic subsets; add one with `pooling topics subset STORE NAME IDS…`")
+    for name, ids in subsets.items():
+        shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
+        typer.echo(f"{name}\t{len(ids)}\t{shown}")
+
+
+@topics_app.command("remove")
+def topics_remove_command(
+    store: StoreArg, name: Annotated[str, typer.Argument(help="Subset to remove.")]
+) -> None:
+    """Remove a stored topic subset."""
+    from pooling.leaderboard.topics import delete_topic_subset
+
+    with Store(store) as s:
+        delete_topic_subset(s, name)

@@ -1,0 +1,10 @@
+"""The evaluation engine: trec_eval 10.0-exact measures over Arrow/NumPy.
+
+`evaluate(qrels, runs, measures, missing_topics=..., relevance_level=..., max_docs=...,
+topics=...)` is the entry point; `format_trec` renders a run's result as trec_eval does.
+"""
+
+from pooling.evaluation.engine import Column, Evaluation, RunEvaluation, evaluate
+from pooling.evaluation.trec_format import format_trec
+
+__all__ = ["Column", "Evaluation", "RunEvaluation", "evaluate", "format_trec"]

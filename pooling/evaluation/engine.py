@@ -1,0 +1,306 @@
+"""`evaluate`: qrels + runs + measures -> per-topic values and means, trec_eval 10.0 exact.
+
+Inputs are converted once into canonical Arrow tables (qrels: query_id, doc_id, relevance;
+run: query_id, doc_id, score[, tag]); the qrels are prepared once and shared by every run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pooling.errors import EvaluationError
+from pooling.evaluation.qrels_index import QrelsIndex
+from pooling.evaluation.ranking import Ranking, build_ranking, run_topic_index
+from pooling.evaluation.topics import MissingTopics, candidate_topics, plan_topics
+from pooling.evaluation.trec_input import TrecRun, read_qrels, read_run
+from pooling.measures import Kind, Measure, parse_measures
+from pooling.measures.context import MIN_GEO_MEAN, Context
+from pooling.measures.registry import ORDER
+
+QrelsInput = str | os.PathLike[str] | pa.Table | Any  # paths, Arrow tables, DataFrames
+RunInput = str | os.PathLike[str] | pa.Table | TrecRun | Any
+
+# trec_eval -c zeroes these for topics missing from the run (by exact name, trec_eval.c:416-431)
+_RESET_ALWAYS = {"num_ret", "unj", "rbp_resid"}
+_RESET_BARE = {"utility", "relstring"}
+
+
+_EMPTY_PER_QUERY = pa.table(
+    {
+        "run_id": pa.array([], pa.string()),
+        "query_id": pa.array([], pa.string()),
+        "measure": pa.array([], pa.string()),
+        "value": pa.array([], pa.float64()),
+    }
+)
+
+
+class NoTopicsError(EvaluationError):
+    """Nothing to evaluate: the run and the qrels share no topic (trec_eval 9 exits 7)."""
+
+    exit_code = 7
+
+
+@dataclass(frozen=True)
+class Column:
+    """One output value: its name (`P_5`), how it prints/averages, and its measure."""
+
+    name: str
+    kind: Kind
+    measure: Measure
+
+
+@dataclass
+class RunEvaluation:
+    """One run's values: per topic (evaluated topics, strcmp order) and the summary `all`."""
+
+    run_id: str
+    query_ids: list[str]
+    columns: list[Column]
+    per_query: dict[str, np.ndarray]
+    summary: dict[str, Any]
+
+
+@dataclass
+class Evaluation:
+    """Results of `evaluate`: one RunEvaluation per run, plus the settings used."""
+
+    runs: list[RunEvaluation]
+    measures: list[Measure]
+    missing_topics: str
+    relevance_level: int
+    max_docs: int | None
+    columns: list[Column] = field(default_factory=list)
+
+    @property
+    def per_query(self) -> pa.Table:
+        """Tidy numeric values, topic by topic: run_id, query_id, measure, value (float64)."""
+        parts = []
+        for run in self.runs:
+            cols = [c.name for c in run.columns if c.kind in (Kind.FLOAT, Kind.COUNT)]
+            T = len(run.query_ids)
+            matrix = np.column_stack(
+                [np.asarray(run.per_query[c], dtype=np.float64) for c in cols]
+            ) if cols else np.empty((T, 0))
+            parts.append(
+                pa.table(
+                    {
+                        "run_id": pa.array([run.run_id] * (T * len(cols)), pa.string()),
+                        "query_id": pa.array(np.repeat(run.query_ids, len(cols)), pa.string()),
+                        "measure": pa.array(cols * T, pa.string()),
+                        "value": pa.array(matrix.ravel(), pa.float64()),
+                    }
+                )
+            )
+        return pa.concat_tables(parts) if parts else _EMPTY_PER_QUERY
+
+    @property
+    def means(self) -> pa.Table:
+        """Tidy summary values (the `all` row): run_id, measure, value (float64)."""
+        rows = [
+            (run.run_id, col.name, float(run.summary[col.name]))
+            for run in self.runs
+            for col in run.columns
+            if col.kind not in (Kind.TEXT, Kind.RUNID)
+        ]
+        return pa.table(
+            {
+                "run_id": pa.array([r[0] for r in rows], pa.string()),
+                "measure": pa.array([r[1] for r in rows], pa.string()),
+                "value": pa.array([r[2] for r in rows], pa.float64()),
+            }
+        )
+
+
+def evaluate(
+    qrels: QrelsInput,
+    run_or_runs: RunInput | Sequence[RunInput],
+    measures: str | Iterable[str | Measure] = ("official",),
+    *,
+    missing_topics: MissingTopics = "error",
+    relevance_level: int = 1,
+    max_docs: int | None = None,
+    topics: Iterable[str] | None = None,
+) -> Evaluation:
+    """Evaluate runs against qrels with trec_eval 10.0's semantics.
+
+    missing_topics: "error" (default, trec_eval 10), "zero" (trec_eval -c) or "skip"
+    (only topics the run shares with the qrels). relevance_level is trec_eval's -l,
+    max_docs its -M; topics restricts evaluation to those qrels topics.
+    """
+    if relevance_level < 1:
+        raise EvaluationError(
+            f"relevance level must be >= 1 (got {relevance_level}); grades below it are "
+            "judged non-relevant"
+        )
+    if max_docs is not None and max_docs < 1:
+        raise EvaluationError(f"max_docs (-M) must be >= 1 (got {max_docs})")
+    wanted = _measures(measures)
+    index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(_qrels_table(qrels))
+    candidates = candidate_topics(index.topics, topics)
+    runs = _run_list(run_or_runs)
+    results = []
+    for position, run in enumerate(runs):
+        # Handed over in a list the callee empties, so it can free each column early.
+        handover = [_run(run, position)]
+        results.append(
+            _evaluate_run(
+                index, handover, candidates, wanted, missing_topics, relevance_level, max_docs
+            )
+        )
+    columns = results[0].columns if results else []
+    return Evaluation(results, wanted, missing_topics, relevance_level, max_docs, columns)
+
+
+
+def _evaluate_run(
+    index: QrelsIndex,
+    handover: list[TrecRun],
+    candidates: np.ndarray,
+    wanted: list[Measure],
+    missing_topics: MissingTopics,
+    relevance_level: int,
+    max_docs: int | None,
+) -> RunEvaluation:
+    """Rank one parsed run against the prepared qrels and compute its measures."""
+    parsed = handover.pop()
+    table, run_id, source = parsed.table, parsed.run_id, parsed.source
+    del parsed  # from here on only the columns still needed are held
+    qtopic, covered = run_topic_index(table.column("query_id"), index)
+    plan = plan_topics(candidates, covered, index.topics, missing_topics, source)
+    if len(plan.topics) == 0:
+        raise NoTopicsError(f"run {source} shares no topic with the qrels; check the query_ids")
+    score = pc.cast(table.column("score"), pa.float64()).to_numpy()
+    if np.isnan(score).any():
+        raise EvaluationError(f"run {source} has NaN scores; scores must be numbers")
+    doc_id = table.column("doc_id")
+    del table
+    ranking = build_ranking(
+        index, plan, qtopic, doc_id, score, max_docs=max_docs, run_id=run_id, run_name=source
+    )
+    del qtopic, doc_id, score
+    return _compute(ranking, wanted, relevance_level, missing_topics)
+
+
+def _compute(
+    ranking: Ranking, measures: list[Measure], level: int, policy: str
+) -> RunEvaluation:
+    contexts: dict[int, Context] = {}
+    columns: list[Column] = []
+    per_query: dict[str, np.ndarray] = {}
+    summary: dict[str, Any] = {}
+    T = ranking.num_topics
+    missing = ranking.missing
+    for m in measures:
+        kind = m.spec.kind
+        names = m.columns
+        if kind is Kind.RUNID:
+            columns.append(Column(names[0], kind, m))
+            summary[names[0]] = ranking.run_id
+            continue
+        if kind is Kind.NUM_Q:
+            columns.append(Column(names[0], kind, m))
+            summary[names[0]] = T
+            continue
+        lv = m.level(level)
+        if lv not in contexts:
+            contexts[lv] = Context(ranking, lv)
+        ctx = contexts[lv]
+        values = m.spec.compute(ctx, m)
+        matrix = values if values.ndim == 2 else values[:, None]
+        for j, name in enumerate(names):
+            v = matrix[:, j].copy()
+            if missing.any():
+                if m.spec.name in _RESET_ALWAYS or (
+                    m.spec.name in _RESET_BARE and m.param_text is None
+                ):
+                    v[missing] = "" if kind is Kind.TEXT else 0
+            columns.append(Column(name, kind, m))
+            per_query[name] = v
+            summary[name] = _summarise(v, kind, T)
+            if m.spec.name == "num_rel" and policy == "zero":
+                # trec_eval -c recounts num_rel from the qrels as grades > 0, ignoring -l.
+                summary[name] = int(ranking.qrels.count(ranking.qrels.grade > 0).sum())
+    return RunEvaluation(ranking.run_id, ranking.query_ids, columns, per_query, summary)
+
+
+def _summarise(values: np.ndarray, kind: Kind, T: int) -> Any:
+    if kind is Kind.TEXT:
+        return None
+    if kind is Kind.COUNT:
+        return int(np.sum(values))
+    if kind is Kind.GEO:
+        logs = np.log(np.maximum(values.astype(np.float64), MIN_GEO_MEAN))
+        return float(np.exp(np.cumsum(logs)[-1] / T))
+    # An ordered (sequential) sum over topics, as trec_eval accumulates.
+    return float(np.cumsum(values.astype(np.float64))[-1] / T)
+
+
+def _measures(measures: str | Iterable[str | Measure]) -> list[Measure]:
+    if isinstance(measures, str):
+        measures = [measures]
+    items = list(measures)
+    parsed = [m for m in items if isinstance(m, Measure)]
+    names = [m for m in items if not isinstance(m, Measure)]
+    return sorted(
+        {*parse_measures(names), *parsed},
+        key=lambda m: (ORDER[m.spec.name], m.rel is not None, m.rel or 0),
+    )
+
+
+def _qrels_table(qrels: QrelsInput) -> pa.Table:
+    if isinstance(qrels, (str, os.PathLike)):
+        return read_qrels(qrels)
+    table = _as_table(qrels)
+    missing = {"query_id", "doc_id", "relevance"} - set(table.column_names)
+    if missing:
+        raise EvaluationError(
+            f"qrels table lacks column(s) {', '.join(sorted(missing))}; "
+            "expected query_id, doc_id, relevance"
+        )
+    return table
+
+
+def _run_list(runs: RunInput | Sequence[RunInput]) -> list[RunInput]:
+    if isinstance(runs, (list, tuple)):
+        return list(runs)
+    return [runs]
+
+
+def _run(run: RunInput, position: int) -> TrecRun:
+    if isinstance(run, TrecRun):
+        return run
+    if isinstance(run, (str, os.PathLike)):
+        return read_run(run)
+    table = _as_table(run)
+    missing = {"query_id", "doc_id", "score"} - set(table.column_names)
+    if missing:
+        raise EvaluationError(
+            f"run table lacks column(s) {', '.join(sorted(missing))}; "
+            "expected query_id, doc_id, score[, tag]"
+        )
+    run_id = f"run{position + 1}"
+    if "tag" in table.column_names and table.num_rows:
+        run_id = str(table.column("tag")[-1].as_py())
+    return TrecRun(table, run_id, run_id)
+
+
+def _as_table(obj: Any) -> pa.Table:
+    if isinstance(obj, pa.Table):
+        return obj
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pd = None
+    if pd is not None and isinstance(obj, pd.DataFrame):
+        return pa.Table.from_pandas(obj, preserve_index=False)
+    raise EvaluationError(
+        f"cannot evaluate a {type(obj).__name__}; pass a path, an Arrow table or a DataFrame"
+    )

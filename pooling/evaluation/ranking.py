@@ -1,0 +1,393 @@
+"""One run's per-topic rankings in trec_eval's order, reduced to what the measures need.
+
+Order is score descending, ties broken by doc_id descending in byte order (SEMANTICS §2.1);
+`-M` keeps the first n; a doc_id twice among the kept docs of a topic is an error. Only the
+retrieved docs that have a qrels entry are kept, with their ranks: every other retrieved doc
+is "non-pool" (rel -1) and is implied by `num_ret`. Measures therefore cost O(judged), not
+O(retrieved). Runs are almost always already in score order, so the builder verifies that
+in one pass and re-sorts only tie groups whose order can change a measure.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pooling.errors import EvaluationError
+from pooling.evaluation.qrels_index import QrelsIndex, TopicQrels
+from pooling.evaluation.topics import TopicPlan
+
+
+class DuplicateDocsError(EvaluationError):
+    """A doc_id twice in one topic of a run (or of the qrels); exit 4 like trec_eval."""
+
+    exit_code = 4
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Judged retrieved docs of T topics as flat arrays sorted by (topic, rank).
+
+    rel is trec_eval's value: the grade (>= 0) or -2 for a negative grade ("pooled,
+    unjudged"); docs without a qrels entry (-1) are not stored. rank_asc is the rank under
+    ir_measures' tie-break (doc_id ascending), used by Judged@k only.
+    """
+
+    query_ids: list[str]
+    num_ret: np.ndarray  # int64[T], after -M
+    starts: np.ndarray  # int64[T+1]
+    topic: np.ndarray  # int64[J]
+    rank: np.ndarray  # int64[J], 1-based
+    rel: np.ndarray  # int64[J]
+    rank_asc: np.ndarray  # int64[J]
+    qrels: TopicQrels
+    missing: np.ndarray  # bool[T]: not in the run, scored on trec_eval's one-doc dummy ranking
+    run_id: str
+
+    @property
+    def num_topics(self) -> int:
+        return len(self.query_ids)
+
+    def dense_rel(self) -> tuple[np.ndarray, np.ndarray]:
+        """(starts[T+1], rel) over every retrieved doc, -1 for non-pool: for rare measures."""
+        starts = np.concatenate([[0], np.cumsum(self.num_ret)])
+        rel = np.full(int(starts[-1]), -1, np.int64)
+        rel[starts[self.topic] + self.rank - 1] = self.rel
+        return starts, rel
+
+
+def run_topic_index(
+    query_id: pa.ChunkedArray | pa.Array, qrels: QrelsIndex
+) -> tuple[np.ndarray, np.ndarray]:
+    """(qrels topic index of each run row or -1, bool per qrels topic: the run has lines)."""
+    chunks = query_id.chunks if isinstance(query_id, pa.ChunkedArray) else [query_id]
+    topics = pa.array(qrels.topics, pa.string())
+    covered = np.zeros(len(qrels.topics) + 1, bool)  # the extra slot absorbs -1
+    parts = []
+    for chunk in chunks:
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = pc.cast(chunk, pa.string()).dictionary_encode()
+        values = pc.cast(chunk.dictionary, pa.string())
+        mapping = pc.fill_null(pc.index_in(values, value_set=topics), -1)
+        mapping = mapping.to_numpy(zero_copy_only=False).astype(np.int32)
+        indices = chunk.indices.to_numpy(zero_copy_only=False)
+        if len(mapping):
+            used = np.bincount(indices, minlength=len(mapping)) > 0
+            covered[mapping[used]] = True
+            parts.append(mapping[indices])
+    qtopic = np.concatenate(parts) if parts else np.empty(0, np.int32)
+    return qtopic, covered[:-1]
+
+
+def take_rows(array: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Array:
+    """array[rows] without concatenating the chunks of a large chunked array first."""
+    if not isinstance(array, pa.ChunkedArray):
+        return array.take(pa.array(rows))
+    if array.num_chunks == 1:
+        return array.chunk(0).take(pa.array(rows))
+    bounds = np.cumsum([0] + [len(c) for c in array.chunks])
+    order = np.argsort(rows, kind="stable")
+    ordered = rows[order]
+    cuts = np.searchsorted(ordered, bounds)
+    parts = [
+        array.chunk(i).take(pa.array(ordered[cuts[i] : cuts[i + 1]] - bounds[i]))
+        for i in range(array.num_chunks)
+        if cuts[i + 1] > cuts[i]
+    ]
+    taken = pa.concat_arrays(parts) if parts else pa.array([], array.type)
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    return taken.take(pa.array(inverse))
+
+
+def build_ranking(
+    qrels: QrelsIndex,
+    plan: TopicPlan,
+    qtopic: np.ndarray,
+    doc_id: pa.ChunkedArray | pa.Array,
+    score: np.ndarray,
+    *,
+    max_docs: int | None,
+    run_id: str,
+    run_name: str,
+) -> Ranking:
+    """Rank a run's rows (qrels topic per row, doc_id, score) for the planned topics."""
+    num_topics = len(plan.topics)
+    if num_topics == len(qrels.topics):  # every qrels topic: evaluated index = qrels index
+        t = qtopic
+    else:
+        to_eval = np.full(len(qrels.topics) + 1, -1, np.int32)  # the extra slot maps -1 to -1
+        to_eval[plan.topics] = np.arange(num_topics)
+        t = to_eval[qtopic]
+    keep = t >= 0
+    if not keep.all():
+        doc_id = doc_id.filter(pa.array(keep))
+        t, score, qtopic = t[keep], score[keep], qtopic[keep]
+    _check_qrels_duplicates(qrels, plan)
+
+    keys, rows, qrow = qrels.keys_and_matches(doc_id, qtopic)
+    rows, qrow = _confirm(qrels, rows, qrow, doc_id, qtopic)
+    del qtopic
+
+    perm, topic_change = _score_order(t, score)
+    if perm is not None:
+        inverse = np.empty_like(perm)
+        inverse[perm] = np.arange(len(perm))
+        rows = inverse[rows]
+        t, score, keys = t[perm], score[perm], keys[perm]
+    duplicates = _DuplicateCheck(t, doc_id, perm, plan, qrels, run_name)
+    if max_docs is None:  # every row is kept: check now and free the keys before the layout
+        duplicates.check(keys, None, _topic_cut(t) if perm is None else 0)
+        del keys
+    layout = _Layout(t, score, rows, doc_id, perm, max_docs, topic_change)
+    del score
+    if max_docs is not None:
+        duplicates.check(keys, layout.kept(), 0)
+
+    pos, pos_asc = layout.positions(rows)
+    if max_docs is not None:
+        ok = pos < max_docs
+        rows, qrow, pos, pos_asc = rows[ok], qrow[ok], pos[ok], pos_asc[ok]
+    jt = t[rows].astype(np.int64)
+    order = np.lexsort((pos, jt))
+    jt, grade = jt[order], qrels.grade[qrow[order]]
+
+    num_ret = np.bincount(t, minlength=num_topics).astype(np.int64)
+    num_ret[plan.missing] = 1  # trec_eval -c: one non-pool dummy document
+    if max_docs is not None:
+        num_ret = np.minimum(num_ret, max_docs)
+    return Ranking(
+        query_ids=[qrels.topics[i] for i in plan.topics],
+        num_ret=num_ret,
+        starts=np.searchsorted(jt, np.arange(num_topics + 1)),
+        topic=jt,
+        rank=pos[order] + 1,
+        rel=np.where(grade < 0, -2, grade),
+        rank_asc=pos_asc[order] + 1,
+        qrels=qrels.for_topics(plan.topics),
+        missing=plan.missing,
+        run_id=run_id,
+    )
+
+
+def _confirm(
+    qrels: QrelsIndex,
+    rows: np.ndarray,
+    qrow: np.ndarray,
+    doc_id: pa.ChunkedArray | pa.Array,
+    qtopic: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Keep the key matches whose doc_id and topic really are the judgment's.
+
+    So a key collision can never join a run row to the wrong judgment.
+    """
+    if len(rows):
+        same = pc.equal(take_rows(doc_id, rows), qrels.doc_id.take(pa.array(qrow)))
+        ok = same.to_numpy(zero_copy_only=False) & (qrels.topic[qrow] == qtopic[rows])
+        rows, qrow = rows[ok], qrow[ok]
+    return rows, qrow
+
+
+def _score_order(t: np.ndarray, score: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(None, topic changes) when rows are already grouped by topic in descending score;
+    else (a sorting permutation, None)."""
+    if len(t) < 2:
+        return None, None
+    change = t[1:] != t[:-1]
+    blocks = int(np.count_nonzero(change)) + 1
+    topics = int(np.count_nonzero(np.bincount(t)))
+    if blocks == topics and bool(np.all((score[1:] <= score[:-1]) | change)):
+        return None, change
+    return np.lexsort((-score, t)), None
+
+
+class _Layout:
+    """Topic blocks and score-tie groups of rows already in (topic, score desc) order.
+
+    Positions within a topic follow row order, except inside tie groups, which are ordered
+    by doc_id. Only groups holding a judged doc (or straddling the -M cut) are sorted: in a
+    group of non-pool docs every order gives the same measures.
+    """
+
+    # A tie group with at most this many judged docs places them by counting, for each, the
+    # group members with a greater doc_id (cost judged x size); bigger ones are sorted.
+    _COUNT_LIMIT = 8
+
+    def __init__(self, t, score, judged_rows, doc_id, perm, max_docs, topic_change=None):
+        n = len(t)
+        self.n, self.max_docs = n, max_docs
+        self.doc_id, self.perm = doc_id, perm
+        new_group = np.empty(n, bool)
+        if n:
+            new_group[0] = True
+            if topic_change is not None:
+                new_group[1:] = topic_change
+            else:
+                np.not_equal(t[1:], t[:-1], out=new_group[1:])
+        self.block_start = np.flatnonzero(new_group)
+        if n:
+            new_group[1:] |= score[1:] != score[:-1]
+        group_start = np.flatnonzero(new_group)
+        del new_group
+        group_end = np.append(group_start[1:], n)
+        size = group_end - group_start
+        g = np.searchsorted(group_start, judged_rows, side="right") - 1
+        judged_in = np.bincount(g[size[g] > 1], minlength=len(group_start))
+        sort = judged_in > self._COUNT_LIMIT
+        if max_docs is not None:
+            first = group_start - self._block_start_of(group_start)
+            sort |= (size > 1) & (first < max_docs) & (first + size > max_docs)
+        count = (judged_in > 0) & ~sort
+        chosen = np.flatnonzero(sort)
+        placed = [self._sort_groups(group_start[chosen], group_end[chosen])]
+        rows = judged_rows[count[g]]
+        placed.append(self._count_places(rows, group_start[g[count[g]]], size[g[count[g]]]))
+        rows_all = np.concatenate([p[0] for p in placed])
+        order = np.argsort(rows_all)
+        self.sorted_rows = rows_all[order]
+        self.sorted_pos = np.concatenate([p[1] for p in placed])[order]
+        self.sorted_pos_asc = np.concatenate([p[2] for p in placed])[order]
+
+    def _block_start_of(self, rows: np.ndarray) -> np.ndarray:
+        return self.block_start[np.searchsorted(self.block_start, rows, side="right") - 1]
+
+    def _docs(self, rows: np.ndarray) -> pa.Array:
+        return take_rows(self.doc_id, self.perm[rows] if self.perm is not None else rows)
+
+    def _count_places(self, rows, starts, sizes):
+        """Positions of judged rows in their tie groups by counting greater / smaller doc_ids."""
+        total = int(sizes.sum())
+        offsets = np.cumsum(sizes) - sizes
+        owner = np.repeat(np.arange(len(rows)), sizes)
+        members = np.repeat(starts, sizes) + (np.arange(total) - offsets[owner])
+        if total == 0:
+            return rows, rows, rows
+        # One gather from the (chunked) run column, then cheap gathers from that small copy.
+        needed, where = np.unique(np.concatenate([rows, members]), return_inverse=True)
+        local = self._docs(needed)
+        mine = local.take(pa.array(where[: len(rows)][owner]))
+        theirs = local.take(pa.array(where[len(rows) :]))
+        greater = pc.greater(theirs, mine).to_numpy(zero_copy_only=False)
+        less = pc.less(theirs, mine).to_numpy(zero_copy_only=False)
+        base = starts - self._block_start_of(starts)
+        above = np.bincount(owner, weights=greater, minlength=len(rows)).astype(np.int64)
+        below = np.bincount(owner, weights=less, minlength=len(rows)).astype(np.int64)
+        return rows, base + above, base + below
+
+    def _sort_groups(self, starts, ends):
+        """Rows of the given tie groups with their positions under doc_id desc / asc."""
+        sizes = ends - starts
+        total = int(sizes.sum())
+        if total == 0:
+            empty = np.empty(0, np.int64)
+            return empty, empty, empty
+        offsets = np.cumsum(sizes) - sizes
+        gid = np.repeat(np.arange(len(starts)), sizes)
+        rows = np.repeat(starts, sizes) + (np.arange(total) - offsets[gid])
+        order = pc.sort_indices(
+            pa.table({"g": gid, "d": self._docs(rows)}),
+            sort_keys=[("g", "ascending"), ("d", "descending")],
+        ).to_numpy()
+        ordered, g = rows[order], gid[order]
+        within = np.arange(total) - offsets[g]
+        base = starts[g] - self._block_start_of(starts[g])
+        return ordered, base + within, base + sizes[g] - 1 - within
+
+    def positions(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """0-based positions within the topic of the given rows (doc_id desc, and asc)."""
+        pos = rows - self._block_start_of(rows)
+        pos_asc = pos.copy()
+        if len(self.sorted_rows) and len(rows):
+            i = np.minimum(np.searchsorted(self.sorted_rows, rows), len(self.sorted_rows) - 1)
+            hit = self.sorted_rows[i] == rows
+            pos[hit] = self.sorted_pos[i[hit]]
+            pos_asc[hit] = self.sorted_pos_asc[i[hit]]
+        return pos, pos_asc
+
+    def kept(self) -> np.ndarray | None:
+        """Rows kept by -M (None when every row is kept)."""
+        if self.max_docs is None:
+            return None
+        sizes = np.diff(np.append(self.block_start, self.n))
+        pos = np.arange(self.n, dtype=np.int64) - np.repeat(self.block_start, sizes)
+        kept = pos < self.max_docs
+        kept[self.sorted_rows] = self.sorted_pos < self.max_docs
+        return kept
+
+
+def _qrels_topic(t: np.ndarray, plan: TopicPlan) -> np.ndarray:
+    """Qrels topic index of each row from its evaluated-topic index."""
+    return plan.topics[t]
+
+
+def _check_qrels_duplicates(qrels: QrelsIndex, plan: TopicPlan) -> None:
+    dups = qrels.duplicate_docs
+    for t in plan.topics:
+        if int(t) in dups:
+            raise DuplicateDocsError(
+                f"qrels judge document {dups[int(t)]} twice in topic {qrels.topics[t]}; "
+                "keep one judgment per (topic, document)"
+            )
+
+
+def _topic_cut(t: np.ndarray) -> int:
+    """A row near the middle where a new topic starts (rows grouped by topic), or 0."""
+    mid = len(t) // 2
+    if mid == 0:
+        return 0
+    later = np.flatnonzero(t[mid:] != t[mid - 1])
+    return mid + int(later[0]) if len(later) else 0
+
+
+@dataclass
+class _DuplicateCheck:
+    """A doc_id twice among a topic's kept docs is an error (trec_eval exits 4)."""
+
+    t: np.ndarray
+    doc_id: pa.ChunkedArray | pa.Array
+    perm: np.ndarray | None
+    plan: TopicPlan
+    qrels: QrelsIndex
+    run_name: str
+
+    def check(self, keys: np.ndarray, kept: np.ndarray | None, cut: int) -> None:
+        """Sorts `keys` in place (the caller is done with them) to spare a copy of millions.
+
+        With `cut` at a topic boundary the two halves sort on both cores: a duplicate pair
+        always shares its topic, so no pair straddles the cut.
+        """
+        ordered = keys[kept] if kept is not None else keys
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(np.ndarray.sort, [ordered[:cut], ordered[cut:]]))
+        same = ordered[1:] == ordered[:-1]
+        if cut:
+            same[cut - 1] = False
+        if same.any():
+            self._report(kept, np.unique(ordered[1:][same]))
+
+    def _report(self, kept: np.ndarray | None, suspect_keys: np.ndarray) -> None:
+        """Confirm suspected duplicates on the strings (keys can collide) and raise."""
+        t, perm, doc_id = self.t, self.perm, self.doc_id
+        docs_in_order = doc_id if perm is None else take_rows(doc_id, perm)
+        keys = self.qrels.keys_for(docs_in_order, _qrels_topic(t, self.plan))
+        suspect = np.isin(keys, suspect_keys)
+        suspects = np.flatnonzero(suspect if kept is None else suspect & kept)
+        docs = take_rows(docs_in_order, suspects).to_pylist()
+        seen: set[tuple[int, str]] = set()
+        found: list[tuple[int, str]] = []
+        for topic, doc in zip(t[suspects].tolist(), docs, strict=True):
+            if (topic, doc) in seen:
+                found.append((topic, doc))
+            seen.add((topic, doc))
+        if found:
+            topic, doc = min(found)
+            raise DuplicateDocsError(
+                f"run {self.run_name} retrieves document {doc} twice for topic "
+                f"{self.qrels.topics[self.plan.topics[topic]]} "
+                f"({len(found)} duplicate line(s) in all); "
+                "trec_eval refuses this too: keep one line per (topic, document)"
+            )

@@ -1,0 +1,282 @@
+"""trec_eval-compatible reading of run and qrels files (SEMANTICS.md §1).
+
+Runs: whitespace-separated `qid iter docno rank score tag [anything…]`, at least 6 fields,
+blank lines and `#` comment lines skipped, scores read like C `atof`, `-` reads stdin.
+Qrels: exactly 4 fields, grades read like C `atol`, a blank line is an error, and only one
+`#` comment line is skipped before each data line (trec_eval's quirk, kept on purpose).
+Large clean runs (single spaces, 6 fields) go through pyarrow's multi-threaded CSV reader;
+anything else through a vectorised whitespace tokenizer that reports every bad line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+from pooling.errors import FormatError, Problem
+from pooling.formats.source import PathLike, display_name, gunzip_if_needed, read_bytes
+
+_DICT = pa.dictionary(pa.int32(), pa.string())
+_QRELS_FIELDS = ["query_id", "iter", "doc_id", "relevance"]
+_RUN_FIELDS = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
+_ATOF = re.compile(rb"^\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.I)
+_ATOL = re.compile(rb"^\s*([+-]?\d+)")
+
+
+class TrecInputError(FormatError):
+    """A run or qrels file trec_eval would refuse (exit code 2, like trec_eval)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class TrecRun:
+    """A parsed run: `table` has query_id, doc_id, score (float64) in file order."""
+
+    table: pa.Table
+    run_id: str  # tag of the last data line, as trec_eval's `runid`
+    source: str
+
+
+def read_run(path: PathLike) -> TrecRun:
+    """Read a TREC run the way trec_eval 10.0 does (`-` is stdin, gzip is detected)."""
+    name = display_name(path)
+    fast = _read_run_fast(path)
+    if fast is not None:
+        return TrecRun(fast[0], fast[1], name)
+    return parse_run(read_bytes(path), name)
+
+
+def read_qrels(path: PathLike) -> pa.Table:
+    """Read TREC qrels the way trec_eval 10.0 does: columns query_id, doc_id, relevance."""
+    data = read_bytes(path)
+    return _read_qrels_fast(data) or parse_qrels(data, display_name(path))
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def _read_run_fast(path: PathLike) -> tuple[pa.Table, str] | None:
+    """pyarrow's CSV reader for the common clean case; None when the file needs the slow path.
+
+    Clean means single spaces and six fields on every line, no comments, no blank fields in
+    the columns read. (A five-token line padded by a doubled space into an empty iter, rank
+    or tag field is accepted here, where trec_eval would call it malformed.)
+    """
+    if str(path) == "-":
+        return None
+    with open(path, "rb") as fh:
+        gzipped = fh.read(2) == b"\x1f\x8b"
+    data = gunzip_if_needed(Path(path).read_bytes()) if gzipped else None
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(data) if data is not None else str(path),
+            read_options=pcsv.ReadOptions(column_names=_RUN_FIELDS, block_size=1 << 22),
+            parse_options=pcsv.ParseOptions(
+                delimiter=" ", quote_char=False, escape_char=False, double_quote=False
+            ),
+            convert_options=pcsv.ConvertOptions(
+                column_types={"query_id": _DICT, "doc_id": pa.string(), "score": pa.float64()},
+                include_columns=["query_id", "doc_id", "score"],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
+        return None
+    if table.num_rows == 0 or not _clean(table):
+        return None
+    tail = data[-65536:] if data is not None else _tail(path)
+    run_id = _last_tag(tail)
+    if run_id is None:
+        return None
+    # One contiguous score array now, so the engine's NumPy view of it costs no second copy.
+    # (doc_id stays chunked: combining it would double its memory at the peak.)
+    score = table.column("score").combine_chunks()
+    return table.set_column(2, "score", pa.chunked_array([score])), run_id
+
+
+def _clean(table: pa.Table) -> bool:
+    """No empty or comment query_id, no empty doc_id, no missing or NaN score."""
+    for chunk in table.column("query_id").chunks:
+        values = chunk.dictionary
+        if len(values) and (
+            pc.any(pc.equal(pc.binary_length(values), 0)).as_py()
+            or pc.any(pc.starts_with(values, "#")).as_py()
+        ):
+            return False
+    doc_id = table.column("doc_id")
+    if doc_id.null_count or pc.min(pc.binary_length(doc_id)).as_py() == 0:
+        return False
+    score = table.column("score")
+    return not (score.null_count or pc.any(pc.is_nan(score)).as_py())
+
+
+def _tail(path: PathLike, size: int = 65536) -> bytes:
+    with open(path, "rb") as fh:
+        fh.seek(0, 2)
+        fh.seek(max(0, fh.tell() - size))
+        return fh.read()
+
+
+def _last_tag(tail: bytes) -> str | None:
+    """Run tag (6th field) of the last data line in the file's tail."""
+    for line in reversed(tail.splitlines()[1:] if len(tail) >= 65536 else tail.splitlines()):
+        fields = line.split()
+        if fields and not fields[0].startswith(b"#"):
+            return fields[5].decode() if len(fields) >= 6 else None
+    return None
+
+
+def _lines(data: bytes, name: str) -> pa.StringArray:
+    """The file's lines as an Arrow string array (a final newline adds no line)."""
+    try:
+        text = pa.array([data], pa.binary()).cast(pa.string())
+    except pa.ArrowInvalid as exc:
+        raise TrecInputError([Problem(name, None, "not UTF-8 text")]) from exc
+    lines = pc.list_flatten(pc.split_pattern(text, "\n"))
+    if len(lines) and data.endswith(b"\n"):
+        lines = lines.slice(0, len(lines) - 1)
+    return lines
+
+
+def _tokens(lines: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
+    """Whitespace-separated fields of each line (C isspace), and their count (0 if blank)."""
+    trimmed = pc.ascii_trim_whitespace(lines)
+    tokens = pc.ascii_split_whitespace(trimmed)
+    count = pc.list_value_length(tokens).to_numpy(zero_copy_only=False).copy()
+    count[pc.equal(pc.binary_length(trimmed), 0).to_numpy(zero_copy_only=False)] = 0
+    return tokens, count
+
+
+def _read_run_slow(data: bytes, name: str) -> TrecRun:
+    lines = _lines(data, name)
+    tokens, count = _tokens(lines)
+    first = pc.list_element(tokens.filter(pa.array(count > 0)), 0)
+    is_data = count > 0
+    comment = np.zeros(len(count), dtype=bool)
+    comment[is_data] = pc.starts_with(first, "#").to_numpy(zero_copy_only=False)
+    is_data &= ~comment
+    short = np.flatnonzero(is_data & (count < 6))
+    if len(short):
+        raise TrecInputError(
+            [Problem(name, int(i) + 1, f"expected at least 6 fields, found {count[i]}") for i in short],
+            hint="Run lines are: query_id iter doc_id rank score tag.",
+        )
+    rows = tokens.filter(pa.array(is_data))
+    if len(rows) == 0:
+        raise TrecInputError([Problem(name, None, "no run lines")])
+    score_text = pc.list_element(rows, 4)
+    scores = _atof(score_text)
+    line_no = np.flatnonzero(is_data) + 1
+    bad = np.flatnonzero(np.isnan(scores))
+    if len(bad):
+        raise TrecInputError(
+            [Problem(name, int(line_no[i]), "score is NaN; scores must be numbers") for i in bad]
+        )
+    table = pa.table(
+        {
+            "query_id": pc.list_element(rows, 0),
+            "doc_id": pc.list_element(rows, 2),
+            "score": pa.array(scores, pa.float64()),
+        }
+    )
+    return TrecRun(table, pc.list_element(rows, 5)[-1].as_py(), name)
+
+
+def _atof(text: pa.Array) -> np.ndarray:
+    """C `atof` over a string array: the longest numeric prefix, 0.0 when there is none."""
+    try:
+        return pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
+    except pa.ArrowInvalid:
+        pass
+    out = np.empty(len(text), dtype=np.float64)
+    for i, s in enumerate(text.to_pylist()):
+        m = _ATOF.match(s.encode())
+        out[i] = float(m.group(1)) if m else 0.0
+    return out
+
+
+# -------------------------------------------------------------------------- qrels
+
+
+def _read_qrels_fast(data: bytes) -> pa.Table | None:
+    """CSV reader for clean qrels (single spaces, 4 fields, integer grades, no comments)."""
+    if not data or b"#" in data:
+        return None
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pcsv.ReadOptions(column_names=_QRELS_FIELDS, block_size=1 << 24),
+            parse_options=pcsv.ParseOptions(
+                delimiter=" ", quote_char=False, escape_char=False, double_quote=False,
+                ignore_empty_lines=False,
+            ),
+            convert_options=pcsv.ConvertOptions(
+                column_types={"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()},
+                include_columns=["query_id", "doc_id", "relevance"],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
+        return None
+    if table.column("relevance").null_count:
+        return None
+    for name in ("query_id", "doc_id"):
+        if table.num_rows and pc.min(pc.binary_length(table.column(name))).as_py() == 0:
+            return None
+    return table.combine_chunks()
+
+
+
+def parse_qrels(data: bytes, name: str = "<qrels>") -> pa.Table:
+    """Qrels bytes to (query_id, doc_id, relevance) with trec_eval's rules and quirks."""
+    lines = _lines(data, name)
+    if len(lines) == 0:
+        raise TrecInputError([Problem(name, None, "no qrels lines")])
+    # One '#' line (column 0) is skipped before each data line; a second one in a row is data.
+    comment = pc.starts_with(lines, "#").to_numpy(zero_copy_only=False)
+    idx = np.arange(len(comment))
+    last_data = np.maximum.accumulate(np.where(comment, -1, idx))
+    skipped = comment & ((idx - last_data) % 2 == 1)
+    tokens, count = _tokens(lines.filter(pa.array(~skipped)))
+    line_no = np.flatnonzero(~skipped) + 1
+    bad = np.flatnonzero(count != 4)
+    if len(bad):
+        raise TrecInputError(
+            [
+                Problem(name, int(line_no[i]), f"expected 4 fields, found {count[i]}")
+                for i in bad
+            ],
+            hint="Qrels lines are: query_id iter doc_id relevance (no blank lines).",
+        )
+    grades = pc.list_element(tokens, 3)
+    try:
+        relevance = pc.cast(grades, pa.int64())
+    except pa.ArrowInvalid:
+        relevance = pa.array([_atol(s) for s in grades.to_pylist()], pa.int64())
+    return pa.table(
+        {
+            "query_id": pc.list_element(tokens, 0),
+            "doc_id": pc.list_element(tokens, 2),
+            "relevance": relevance,
+        }
+    )
+
+
+def _atol(text: str) -> int:
+    """C `atol`: the leading integer, 0 when there is none (`1.7` → 1, `abc` → 0)."""
+    m = _ATOL.match(text.encode())
+    return int(m.group(1)) if m else 0
+
+
+def parse_run(data: bytes, name: str = "<run>") -> TrecRun:
+    """Parse run bytes already in memory (stdin, tests)."""
+    return _read_run_slow(gunzip_if_needed(data), name)

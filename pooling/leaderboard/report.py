@@ -1,0 +1,328 @@
+"""The HTML report: one self-contained file (inline CSS and SVG, nothing fetched at view time).
+
+Sections: the leaderboard table, a confidence-interval plot, per-topic score distributions,
+the significance matrix, the pool-bias chart (leave-one-run-out on a depth-k re-pool) and
+rank correlations between the measures. Charts are drawn with matplotlib straight to SVG.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from pooling.leaderboard.board import Leaderboard
+from pooling.leaderboard.pool_bias import PoolBias
+from pooling.leaderboard.render import caption, fmt
+
+_CSS = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto;
+       max-width: 1100px; color: #1b1b1b; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2em; font-size: 1.25em; }
+p.caption { color: #555; margin-top: 0; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: .5em 0; }
+th, td { padding: .25em .6em; border-bottom: 1px solid #ddd; text-align: right; }
+th { background: #f3f3f3; position: sticky; top: 0; }
+td.run, th.run, td.group, td.flag { text-align: left; }
+td.ci { color: #666; font-size: .88em; white-space: nowrap; }
+div.wide { overflow-x: auto; }
+tr.flagged td { background: #fff4e0; }
+.note { color: #555; font-size: .9em; }
+figure { margin: 1em 0; } svg { max-width: 100%; height: auto; }
+"""
+
+
+def html_report(
+    lb: Leaderboard,
+    *,
+    pool: PoolBias | None = None,
+    correlations: pa.Table | None = None,
+    title: str = "Leaderboard",
+) -> str:
+    """The whole report as one HTML string."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{_e(title)}</title>",
+        # Nothing may be fetched: no external images, fonts, scripts or styles.
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "style-src 'unsafe-inline'; img-src data:\">",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="caption">{_e(caption(lb))}. Generated '
+        f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.</p>",
+        "<h2>Leaderboard</h2>",
+        _leaderboard_table(lb),
+        '<p class="note">Rank: 1 + the number of runs significantly better. Runs sharing a '
+        "group letter are not significantly different. Intervals: t (first) and bootstrap "
+        f"(second), {int(lb.confidence * 100)}%. Highlighted rows have "
+        f"{_e(lb.judged_column)} below {lb.options['min_judged']:g}.</p>",
+        f"<h2>Confidence intervals ({_e(lb.primary)})</h2>",
+        _figure(_ci_plot(lb), "ci-plot"),
+        f"<h2>Per-topic scores ({_e(lb.primary)})</h2>",
+        _figure(_topic_distribution(lb), "topic-distribution"),
+        "<h2>Significance matrix</h2>",
+        _figure(_significance_heatmap(lb), "significance"),
+    ]
+    if pool is not None:
+        depth = f"depth-{pool.depth} re-pool" if pool.depth else "the qrels as they are"
+        parts += [
+            f"<h2>Pool bias (leave one {pool.leave_out} out, {_e(depth)})</h2>",
+            _figure(_pool_bias_chart(pool), "pool-bias"),
+            _pool_summary(pool),
+        ]
+    if correlations is not None and correlations.num_rows:
+        parts += ["<h2>Rank correlation between measures</h2>",
+                  _figure(_tau_heatmap(correlations), "tau-matrix"),
+                  _correlation_table(correlations)]
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_html_report(html_text: str, out: str | Path) -> Path:
+    """Write atomically (temp file, then rename); returns the path."""
+    from pooling.formats.source import write_lines
+
+    path = Path(out)
+    write_lines([html_text], path)
+    return path
+
+
+# -- tables -----------------------------------------------------------------------------------
+
+
+def _leaderboard_table(lb: Leaderboard) -> str:
+    cols = lb.table.to_pydict()
+    head = ["<th>rank</th>", "<th>group</th>", '<th class="run">run</th>']
+    for m in lb.measures:
+        head += [f"<th>{_e(m)}</th>", f"<th>{_e(m)} CI</th>"]
+    head += [f"<th>{_e(lb.judged_column)}</th>", "<th>topics</th>", "<th>pooled</th>",
+             '<th class="flag">flag</th>']
+    body = []
+    for k, run_id in enumerate(cols["run_id"]):
+        cells = [f"<td>{cols['rank'][k]}</td>", f'<td class="group">{_e(cols["group"][k])}</td>',
+                 f'<td class="run">{_e(run_id)}</td>']
+        for m in lb.measures:
+            value = cols[m][k]
+            cells.append(f'<td data-measure="{_e(m)}" data-value="{value!r}">{fmt(value)}</td>')
+            t = f"{fmt(cols[f'{m}_t_low'][k], 3)}–{fmt(cols[f'{m}_t_high'][k], 3)}"
+            b = f"{fmt(cols[f'{m}_boot_low'][k], 3)}–{fmt(cols[f'{m}_boot_high'][k], 3)}"
+            cells.append(f'<td class="ci">{t}<br>{b}</td>')
+        pooled = cols["pooled"][k]
+        cells += [f'<td data-measure="{_e(lb.judged_column)}">{fmt(cols[lb.judged_column][k], 3)}</td>',
+                  f"<td>{cols['n_topics'][k]}</td>",
+                  f"<td>{'' if pooled is None else ('yes' if pooled else 'no')}</td>",
+                  f'<td class="flag">{_e(cols["flag"][k])}</td>']
+        css = ' class="flagged"' if cols["flag"][k] else ""
+        body.append(f'<tr data-run="{_e(run_id)}"{css}>' + "".join(cells) + "</tr>")
+    return ('<div class="wide"><table id="leaderboard"><thead><tr>' + "".join(head)
+            + "</tr></thead><tbody>" + "\n".join(body) + "</tbody></table></div>")
+
+
+def _pool_summary(pool: PoolBias) -> str:
+    s = pool.summary()
+    rows = pool.table.to_pylist()
+    head = ("<tr><th class=\"run\">run</th><th>pooled</th><th>judged@"
+            f"{pool.judged_depth}</th><th>unique judged</th><th>unique relevant</th>"
+            f"<th>{_e(pool.measure)}</th><th>without</th><th>change</th><th>rank</th>"
+            "<th>rank without</th></tr>")
+    body = "".join(
+        f'<tr><td class="run">{_e(r["run_id"])}</td><td>{"yes" if r["pooled"] else "no"}</td>'
+        f"<td>{fmt(r['judged_at_k'], 3)}</td><td>{r['unique_docs']}</td>"
+        f"<td>{r['unique_relevant']}</td><td>{fmt(r['score'])}</td>"
+        f"<td>{fmt(r['score_without'])}</td><td>{_pct(r['relative_change'])}</td>"
+        f"<td>{r['rank']}</td><td>{r['rank_without']}</td></tr>"
+        for r in rows
+    )
+    text = ""
+    if s.get("runs"):
+        text = (f'<p class="note">Pooled runs: mean {_e(pool.measure)} change '
+                f"{_pct(s['mean_relative_change'])}, worst {_pct(s['worst_relative_change'])} "
+                f"({_e(s['worst_run'])}); pool of {pool.pool_size:,} documents, "
+                f"{pool.judged_in_pool:,} judged, {len(pool.query_ids)} topics.</p>")
+    return text + f'<table id="pool-bias">{head}{body}</table>'
+
+
+def _correlation_table(table: pa.Table) -> str:
+    head = ("<tr><th class=\"run\">a</th><th class=\"run\">b</th><th>Kendall τ</th>"
+            "<th>τ<sub>ap</sub></th><th>Spearman ρ</th><th>swaps</th></tr>")
+    body = "".join(
+        f'<tr><td class="run">{_e(r["a"])}</td><td class="run">{_e(r["b"])}</td>'
+        f"<td>{fmt(r['kendall_tau'], 3)}</td><td>{fmt(r['tau_ap'], 3)}</td>"
+        f"<td>{fmt(r['spearman_rho'], 3)}</td><td>{r['swaps']}</td></tr>"
+        for r in table.to_pylist()
+    )
+    return f'<table id="correlations">{head}{body}</table>'
+
+
+# -- charts -----------------------------------------------------------------------------------
+
+
+def _new_figure(width: float, height: float):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _ci_plot(lb: Leaderboard):
+    cols = lb.table.to_pydict()
+    m = lb.primary
+    n = len(cols["run_id"])
+    fig = _new_figure(8, 0.32 * n + 1.2)
+    ax = fig.add_subplot()
+    y = np.arange(n)[::-1]
+    means = np.array(cols[m])
+    for offset, kind, colour in ((0.15, "t", "#1f5fa8"), (-0.15, "boot", "#d0701a")):
+        low, high = np.array(cols[f"{m}_{kind}_low"]), np.array(cols[f"{m}_{kind}_high"])
+        ax.errorbar(means, y + offset, xerr=[means - low, high - means], fmt="o", ms=4,
+                    color=colour, capsize=2, label="t interval" if kind == "t" else "bootstrap")
+    ax.set_yticks(y, cols["run_id"])
+    ax.set_xlabel(f"mean {m}")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    return fig
+
+
+def _topic_distribution(lb: Leaderboard):
+    scores = lb.scores[lb.primary]
+    n = len(lb.run_ids)
+    fig = _new_figure(8, 0.32 * n + 1.2)
+    ax = fig.add_subplot()
+    positions = np.arange(n)[::-1]
+    ax.boxplot([scores[:, k] for k in range(n)], positions=positions, orientation="horizontal",
+               widths=0.6, showfliers=False, medianprops={"color": "#1f5fa8"})
+    rng = np.random.default_rng(0)
+    for k in range(n):
+        jitter = rng.uniform(-0.2, 0.2, size=scores.shape[0])
+        ax.scatter(scores[:, k], positions[k] + jitter, s=4, alpha=0.35, color="#444")
+    ax.scatter(scores.mean(axis=0), positions, marker="D", s=18, color="#d0701a", zorder=3,
+               label="mean")
+    ax.set_yticks(positions, lb.run_ids)
+    ax.set_xlabel(f"{lb.primary} per topic ({scores.shape[0]} topics)")
+    ax.legend(loc="lower right", fontsize="small")
+    return fig
+
+
+def _significance_heatmap(lb: Leaderboard):
+    from matplotlib.colors import LogNorm
+
+    p = lb.p_matrix()
+    n = len(lb.run_ids)
+    size = max(4.0, 0.38 * n + 2)
+    fig = _new_figure(size + 1, size)
+    ax = fig.add_subplot()
+    shown = np.where(np.isnan(p), np.nan, np.clip(p, 1e-6, 1))
+    image = ax.imshow(shown, cmap="viridis", norm=LogNorm(vmin=1e-6, vmax=1))
+    for a in range(n):
+        for b in range(n):
+            if a != b and lb.significant[a, b]:
+                ax.text(b, a, "•", ha="center", va="center", color="white", fontsize=9)
+    ax.set_xticks(range(n), lb.run_ids, rotation=90)
+    ax.set_yticks(range(n), lb.run_ids)
+    label = "p-value" if lb.correction == "none" else f"{lb.correction}-adjusted p-value"
+    fig.colorbar(image, ax=ax, label=f"{label} (• significant at {lb.alpha:g})", shrink=0.8)
+    return fig
+
+
+def _pool_bias_chart(pool: PoolBias):
+    rows = pool.table.to_pylist()
+    n = len(rows)
+    fig = _new_figure(8, 0.32 * n + 1.2)
+    ax = fig.add_subplot()
+    y = np.arange(n)[::-1]
+    change = np.array([r["relative_change"] * 100 for r in rows])
+    pooled = np.array([bool(r["pooled"]) for r in rows])
+    ax.barh(y[pooled], change[pooled], color="#1f5fa8")
+    for k in np.flatnonzero(~pooled):
+        # Unpooled runs contributed nothing, so nothing is taken away: label them instead.
+        ax.text(0, y[k], "not pooled ", ha="right", va="center", color="#777777", fontsize=8)
+    ax.set_yticks(y, [r["run_id"] for r in rows])
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlabel(f"{pool.measure} change without the {pool.leave_out}'s unique judgments (%)")
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def _tau_heatmap(table: pa.Table):
+    """Kendall τ (below the diagonal) and τ_ap (above; row = reference) between measures."""
+    rows = table.to_pylist()
+    names = list(dict.fromkeys([r["a"] for r in rows] + [r["b"] for r in rows]))
+    n = len(names)
+    matrix = np.eye(n)
+    pos = {name: k for k, name in enumerate(names)}
+    for r in rows:
+        a, b = pos[r["a"]], pos[r["b"]]
+        matrix[max(a, b), min(a, b)] = r["kendall_tau"]
+        matrix[min(a, b), max(a, b)] = r["tau_ap"]
+    fig = _new_figure(1.1 * n + 2.5, 1.1 * n + 1.2)
+    ax = fig.add_subplot()
+    image = ax.imshow(matrix, cmap="RdBu", vmin=-1, vmax=1)
+    for a in range(n):
+        for b in range(n):
+            ax.text(b, a, f"{matrix[a, b]:.2f}", ha="center", va="center", fontsize=9,
+                    color="white" if abs(matrix[a, b]) > 0.6 else "black")
+    ax.set_xticks(range(n), names, rotation=45, ha="right")
+    ax.set_yticks(range(n), names)
+    fig.colorbar(image, ax=ax, label="Kendall τ below the diagonal, τ_ap above", shrink=0.8)
+    return fig
+
+
+def _figure(fig, name: str) -> str:
+    return f'<figure id="fig-{name}">{_svg(fig, name)}</figure>'
+
+
+def _svg(fig, name: str) -> str:
+    """The figure as inline SVG: no XML prolog or DOCTYPE, stable ids, text as paths."""
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.hashsalt": name, "svg.fonttype": "path"}):
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    text = buf.getvalue()
+    text = re.sub(r"^<\?xml[^>]*\?>\s*", "", text)
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
+    return re.sub(r"<!DOCTYPE[^>]*>\s*", "", text)
+
+
+def _pct(value: float | None) -> str:
+    if value is None or np.isnan(value):
+        return ""
+    return f"{value * 100:+.1f}%"
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def store_report(
+    store,
+    *,
+    pool_depth: int | None = 10,
+    title: str | None = None,
+    **options,
+) -> str:
+    """Build the leaderboard (options as for `leaderboard`), its pool bias and the rank
+    correlations between its measures, and render them as one HTML page.
+
+    pool_depth: depth of the re-pool for the pool-bias chart (None: the qrels as they are).
+    """
+    from pooling.leaderboard.board import leaderboard
+    from pooling.leaderboard.compare import correlation_table
+    from pooling.leaderboard.pool_bias import pool_bias
+
+    lb = leaderboard(store, **options)
+    pool = pool_bias(
+        store, qrels=lb.qrels_version, measure=lb.primary, depth=pool_depth,
+        topics=lb.options["topics"], missing_topics=lb.options["missing_topics"],
+        relevance_level=lb.options["relevance_level"], max_docs=lb.options["max_docs"],
+    )
+    correlations = None
+    if len(lb.measures) > 1:
+        correlations = correlation_table({m: lb.means(m) for m in lb.measures})
+    name = title or f"Leaderboard — {Path(store.path).stem}"
+    return html_report(lb, pool=pool, correlations=correlations, title=name)

@@ -1,0 +1,128 @@
+"""Evaluating stored runs against a stored qrels version, with results cached in the store.
+
+Runs and qrels versions are immutable once stored, so a value computed for (run, qrels
+version, options, measure column) never changes: it is computed once, kept in
+`eval_results`, and read back after that. The topic policy used is part of the options and
+so recorded with every value.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pooling.evaluation import evaluate
+from pooling.evaluation.trec_input import TrecRun
+from pooling.measures import Kind, parse_measures
+from pooling.store.core import Store, utcnow
+
+
+@dataclass
+class StoreEvaluation:
+    """Values of stored runs: per topic and means, plus the settings they were computed with.
+
+    per_query: run_id, query_id, measure, value. means: run_id, measure, value.
+    """
+
+    qrels_version: str
+    options: dict[str, Any]
+    per_query: pa.Table
+    means: pa.Table
+    computed: list[str]  # runs evaluated now (the others came from the cache)
+    measures: list[str]  # output columns, in trec_eval's order
+
+
+def resolve_topics(store: Store, topics: str | list[str] | None) -> list[str] | None:
+    """A topic list, or the name of a stored topic subset, or a comma-separated list."""
+    if topics is None or isinstance(topics, list):
+        return topics
+    rows = store.con.execute(
+        "SELECT query_id FROM topic_subsets WHERE name = ? ORDER BY query_id", [topics]
+    ).fetchall()
+    if rows:
+        return [r[0] for r in rows]
+    return [t.strip() for t in topics.split(",") if t.strip()]
+
+
+def evaluate_store(
+    store: Store,
+    *,
+    qrels: str | None = None,
+    runs: list[str] | None = None,
+    measures: list[str] | tuple[str, ...] = ("official",),
+    missing_topics: str = "zero",
+    relevance_level: int = 1,
+    max_docs: int | None = None,
+    topics: str | list[str] | None = None,
+) -> StoreEvaluation:
+    """Score stored runs (default: all) against a qrels version (default: the newest)."""
+    version = store.resolve_qrels(qrels)
+    run_ids = runs or store.run_ids()
+    for r in run_ids:
+        store.require_run(r)
+    topic_list = resolve_topics(store, topics)
+    options = {"missing_topics": missing_topics, "relevance_level": relevance_level,
+               "max_docs": max_docs, "topics": topic_list}
+    key = json.dumps(options, sort_keys=True)
+    wanted = parse_measures(list(measures))
+    columns = [c for m in wanted for c in m.columns]
+    qrels_table = None
+    computed = []
+    for run_id in run_ids:
+        have = {r[0] for r in store.con.execute(
+            "SELECT DISTINCT measure FROM eval_results WHERE run_id = ? AND qrels_version = ? "
+            "AND options = ?", [run_id, version, key]).fetchall()}
+        if all(c in have for c in columns):
+            continue
+        if qrels_table is None:
+            qrels_table = store.qrels_table(version)
+        table = store.run_table(run_id)
+        run = TrecRun(table.append_column("tag", pa.array([run_id] * table.num_rows, pa.string())),
+                      run_id, run_id)
+        result = evaluate(qrels_table, run, wanted, missing_topics=missing_topics,
+                          relevance_level=relevance_level, max_docs=max_docs, topics=topic_list)
+        _save(store, result.runs[0], version, key)
+        computed.append(run_id)
+    per_query, means = _load(store, run_ids, version, key, columns)
+    return StoreEvaluation(version, options, per_query, means, computed, columns)
+
+
+def _save(store: Store, run, version: str, key: str) -> None:
+    rows: dict[str, list[Any]] = {"measure": [], "query_id": [], "value": []}
+    for col in run.columns:
+        if col.kind in (Kind.TEXT, Kind.RUNID):
+            continue
+        values = np.asarray(run.per_query[col.name], dtype=np.float64)
+        rows["measure"] += [col.name] * (len(values) + 1)
+        rows["query_id"] += list(run.query_ids) + [None]
+        rows["value"] += values.tolist() + [float(run.summary[col.name])]
+    table = pa.table(rows, schema=pa.schema([("measure", pa.string()), ("query_id", pa.string()),
+                                             ("value", pa.float64())]))
+    with store.transaction() as con:
+        con.execute("DELETE FROM eval_results WHERE run_id = ? AND qrels_version = ? AND options = ? "
+                    "AND measure IN (SELECT UNNEST(?::VARCHAR[]))",
+                    [run.run_id, version, key, sorted(set(rows["measure"]))])
+        con.register("_vals", table)
+        try:
+            con.execute("INSERT INTO eval_results SELECT ?, ?, ?, measure, query_id, value, ? "
+                        "FROM _vals", [run.run_id, version, key, utcnow()])
+        finally:
+            con.unregister("_vals")
+
+
+def _load(store: Store, run_ids: list[str], version: str, key: str,
+          columns: list[str]) -> tuple[pa.Table, pa.Table]:
+    params = [run_ids, version, key, columns]
+    base = ("FROM eval_results WHERE run_id IN (SELECT UNNEST(?::VARCHAR[])) AND qrels_version = ? "
+            "AND options = ? AND measure IN (SELECT UNNEST(?::VARCHAR[]))")
+    per_query = store.arrow(
+        "cached values", f"SELECT run_id, query_id, measure, value {base} AND query_id IS NOT NULL "
+        "ORDER BY run_id, query_id, measure", params)
+    means = store.arrow(
+        "cached means", f"SELECT run_id, measure, value {base} AND query_id IS NULL "
+        "ORDER BY run_id, measure", params)
+    return per_query, means

@@ -1,0 +1,90 @@
+"""`pooling eval` options and output formats, and `pooling measures`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from pooling.cli.app import app
+from pooling.measures import REGISTRY
+
+QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n"
+RUN = "q1 Q0 a 1 2 r1\nq1 Q0 b 2 1 r1\nq2 Q0 c 1 1 r1\n"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[str, str]:
+    (tmp_path / "qrels").write_text(QRELS)
+    (tmp_path / "run").write_text(RUN)
+    return str(tmp_path / "qrels"), str(tmp_path / "run")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def test_glued_short_options_work_like_trec_eval(files):
+    qrels, run = files
+    glued = invoke("eval", "-mP.1", "-mmap", "-l1", "-M1", qrels, run)
+    spaced = invoke("eval", "-m", "P.1", "-m", "map", "-l", "1", "-M", "1", qrels, run)
+    assert glued.exit_code == 0 and glued.output == spaced.output
+    assert glued.output.splitlines()[0].split() == ["map", "all", "1.0000"]
+
+
+def test_ir_measures_names_print_under_their_identity(files):
+    out = invoke("eval", "-m", "nDCG@10", "-m", "P(rel=2)@1", *files).output
+    # trec_eval table order: P before ndcg_cut
+    assert [line.split("\t")[0].strip() for line in out.splitlines()] == ["P(rel=2)@1", "ndcg_cut_10"]
+
+
+def test_csv_and_json_hold_the_tidy_rows_with_all_for_the_summary(files):
+    csv_out = invoke("eval", "-q", "-m", "map", "--format", "csv", *files).output.splitlines()
+    assert csv_out[0] == '"run_id","query_id","measure","value"'
+    assert '"r1","all","map",1' in csv_out
+    rows = json.loads(invoke("eval", "-m", "map", "--format", "json", *files).output)
+    assert rows == [{"run_id": "r1", "query_id": "all", "measure": "map", "value": 1.0}]
+
+
+def test_parquet_goes_to_the_output_file(files, tmp_path: Path):
+    out = tmp_path / "res.parquet"
+    result = invoke("eval", "-q", "-m", "map", "--format", "parquet", "-o", str(out), *files)
+    assert result.exit_code == 0
+    table = pq.read_table(out)
+    assert table.column_names == ["run_id", "query_id", "measure", "value"]
+    assert table.num_rows == 3
+
+
+def test_trec_output_to_a_file(files, tmp_path: Path):
+    out = tmp_path / "res.txt"
+    assert invoke("eval", "-m", "map", "-o", str(out), *files).exit_code == 0
+    assert out.read_text() == "map                   \tall\t1.0000\n"
+
+
+def test_complete_and_shared_topics_contradict(files, pooling_cli):
+    proc = pooling_cli("eval", "-c", "--shared-topics", *files)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"contradict" in proc.stderr
+
+
+def test_unknown_measure_exits_1_with_a_pointer(files, pooling_cli):
+    proc = pooling_cli("eval", "-m", "mapp", *files)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"pooling measures" in proc.stderr
+
+
+def test_malformed_run_exits_2_naming_file_and_line(files, tmp_path: Path, pooling_cli):
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 a 1 2 r1\nq1 Q0 b\n")
+    proc = pooling_cli("eval", files[0], str(bad))
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert f"{bad}:2".encode() in proc.stderr
+
+
+def test_measures_command_lists_every_measure():
+    out = invoke("measures").output
+    for spec in REGISTRY.values():
+        assert (spec.name if spec.trec else spec.ir_name) in out

@@ -1,0 +1,88 @@
+"""Reading runs and qrels the way trec_eval 10.0 does (SEMANTICS.md §1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pooling.errors import FormatError
+from pooling.evaluation.trec_input import parse_qrels, parse_run, read_qrels, read_run
+
+
+def test_run_extra_fields_comments_blank_lines_and_crlf_are_accepted():
+    run = parse_run(
+        b"# a comment\r\n"
+        b"q1 Q0 d1 1 2.5 tagA extra junk\r\n"
+        b"\r\n"
+        b"   # indented comment\n"
+        b"q1\tQ0\td2\t2\t1e2\ttagB\n"
+    )
+    assert run.table.column("doc_id").to_pylist() == ["d1", "d2"]
+    assert run.table.column("score").to_pylist() == [2.5, 100.0]
+    assert run.run_id == "tagB"  # the tag of the last data line
+
+
+def test_run_scores_are_read_like_atof():
+    run = parse_run(b"q Q0 a 1 2.50 t\nq Q0 b 2 2.5e0 t\nq Q0 c 3 -3 t\nq Q0 d 4 1.5abc t\n")
+    assert run.table.column("score").to_pylist() == [2.5, 2.5, -3.0, 1.5]
+
+
+def test_short_run_lines_are_reported_with_file_and_line_exit_2():
+    with pytest.raises(FormatError) as err:
+        parse_run(b"q Q0 a 1 2.5 t\nq Q0 b 2 2.5\n\nq Q0 c\n", "my.run")
+    assert err.value.exit_code == 2
+    assert "my.run:2" in str(err.value) and "my.run:4" in str(err.value)
+
+
+def test_nan_scores_are_refused():
+    with pytest.raises(FormatError, match="NaN"):
+        parse_run(b"q Q0 a 1 nan t\n")
+
+
+def test_clean_run_file_takes_the_fast_path_and_gives_the_same_table(tmp_path: Path):
+    text = b"q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 2 tag\nq2 Q0 d1 1 -1e-3 last\n"
+    path = tmp_path / "run"
+    path.write_bytes(text)
+    fast, slow = read_run(path), parse_run(text)
+    assert fast.run_id == slow.run_id == "last"
+    assert fast.table.column("score").to_pylist() == slow.table.column("score").to_pylist()
+    assert fast.table.column("doc_id").to_pylist() == slow.table.column("doc_id").to_pylist()
+
+
+def test_gzipped_run_is_read(tmp_path: Path):
+    import gzip
+
+    path = tmp_path / "run.gz"
+    path.write_bytes(gzip.compress(b"q1 Q0 d1 1 2.5 tag\n"))
+    assert read_run(path).table.num_rows == 1
+
+
+def test_qrels_grades_are_read_like_atol():
+    q = parse_qrels(b"q 0 a 1.7\nq 0 b +2\nq 0 c abc\nq 0 d -1\n")
+    assert q.column("relevance").to_pylist() == [1, 2, 0, -1]
+
+
+def test_qrels_need_exactly_four_fields_exit_2():
+    with pytest.raises(FormatError) as err:
+        parse_qrels(b"q 0 a 1\nq 0 b 1 extra\nq 0 c\n", "my.qrels")
+    assert err.value.exit_code == 2
+    assert "my.qrels:2" in str(err.value) and "my.qrels:3" in str(err.value)
+
+
+def test_blank_line_in_qrels_is_an_error():
+    with pytest.raises(FormatError, match="my.qrels:2"):
+        parse_qrels(b"q 0 a 1\n\nq 0 b 1\n", "my.qrels")
+
+
+def test_only_one_comment_line_is_skipped_before_each_judgment():
+    q = parse_qrels(b"# one\nq 0 a 1\n# first\n# second is data\nq 0 b 0\n")
+    assert q.column("query_id").to_pylist() == ["q", "#", "q"]
+    assert q.column("doc_id").to_pylist() == ["a", "is", "b"]
+
+
+def test_clean_qrels_file_reads_the_same_on_both_paths(tmp_path: Path):
+    text = b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d9 -1\n"
+    path = tmp_path / "qrels"
+    path.write_bytes(text)
+    assert read_qrels(path).to_pylist() == parse_qrels(text).to_pylist()
