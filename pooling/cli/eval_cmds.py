@@ -147,8 +147,10 @@ def _atomic_write(output: Path, write) -> None:
 
 
 @app.command("measures")
-def measures_command() -> None:
+def measures_command(
+    format: Annotated[str, typer.Option(help="text or md (a Markdown table).")] = "text",
+) -> None:
     """List every measure: name, ir_measures spelling, parameters and description."""
-    from pooling.measures.catalog import measure_table
+    from pooling.measures.catalog import measure_markdown, measure_table
 
-    typer.echo(measure_table())
+    typer.echo(measure_markdown() if format == "md" else measure_table())

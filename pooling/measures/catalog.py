@@ -29,3 +29,12 @@ def measure_table() -> str:
     for r in rows:
         lines.append("  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3])
     return "\n".join(line.rstrip() for line in lines)
+
+
+def measure_markdown() -> str:
+    """Markdown table of `measure_rows` (the README's measure table is exactly this)."""
+    lines = ["| trec_eval name | ir_measures | parameters | description |", "|---|---|---|---|"]
+    for name, ir, params, description in measure_rows():
+        cells = [name, f"`{ir}`" if ir else "", params, description]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
