@@ -149,14 +149,22 @@ def _replay(events: list[tuple[str, int | None]]) -> int | None:
     return stack[-1] if stack else None
 
 
-def effective_judgments(store: Store, round_id: str | None = None) -> pa.Table:
+def effective_judgments(
+    store: Store,
+    round_id: str | None = None,
+    *,
+    query_id: str | None = None,
+    assessor_id: str | None = None,
+) -> pa.Table:
     """Each assessor's current grade per pair: round_id, assessor_id, query_id, doc_id, grade,
-    seq (of the judgment that set it), judged_at."""
-    where, params = ("WHERE round_id = ?", [round_id]) if round_id else ("", [])
+    seq (of the judgment that set it), judged_at. Optional filters narrow the replay."""
+    filters = [("round_id", round_id), ("query_id", query_id), ("assessor_id", assessor_id)]
+    used = [(column, value) for column, value in filters if value is not None]
+    where = ("WHERE " + " AND ".join(f"{column} = ?" for column, _ in used)) if used else ""
     rows = store.con.execute(
         f"SELECT round_id, assessor_id, query_id, doc_id, kind, grade, seq, judged_at "
         f"FROM judgments {where} ORDER BY seq",
-        params,
+        [value for _, value in used],
     ).fetchall()
     stacks: dict[tuple, list[tuple[int, int, Any]]] = {}
     for r, a, q, d, kind, grade, seq, at in rows:

@@ -220,11 +220,12 @@ def next_document(store: Store, round_id: str, assessor_id: str, query_id: str) 
     from pooling.judgments import assigned_items, effective_judgments
 
     rnd = get_round(store, round_id)
-    judged = effective_judgments(store, round_id)
-    mine = [(d, g, s) for a, q, d, g, s in zip(
-        *(judged[c].to_pylist() for c in ("assessor_id", "query_id", "doc_id", "grade", "seq")),
-        strict=True) if q == query_id and (a == assessor_id or rnd.adaptive)]
-    mine.sort(key=lambda t: t[2])
+    # Adaptive rounds learn from every assessor's judgments of the topic; static ones follow
+    # the assessor's own progress.
+    judged = effective_judgments(store, round_id, query_id=query_id,
+                                 assessor_id=None if rnd.adaptive else assessor_id)
+    mine = sorted(zip(*(judged[c].to_pylist() for c in ("doc_id", "grade", "seq")), strict=True),
+                  key=lambda t: t[2])
     stop_after = rnd.params.get("stop_after")
     if stop_after and _nonrelevant_streak([g for _, g, _ in mine]) >= stop_after:
         return None

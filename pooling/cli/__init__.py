@@ -22,6 +22,7 @@ from pooling.cli import (  # noqa: E402,F401  isort: skip
     judging_cmds,
     simulate_cmds,
     leaderboard_cmds,
+    serve_cmds,
 )
 
 

@@ -1,0 +1,94 @@
+"""The ASGI app: routes, security headers and error pages around one store gate.
+
+Build it with `create_app(store)`; `pooling.web.server.serve` runs it under uvicorn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pooling.store.core import Store
+from pooling.web import assessor_views as a
+from pooling.web import organiser_views as o
+from pooling.web.gate import StoreGate
+from pooling.web.pages import LoginRequired, http_error, login_required, make_templates
+from pooling.web.sessions import SessionSigner
+
+STATIC_DIR = Path(__file__).parent / "static"
+MAX_BODY_BYTES = 1_000_000
+
+# No inline script or style anywhere: everything the pages run or draw comes from /static.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),  # login links carry a token: never pass it on
+]
+
+
+class SecurityHeaders:
+    """Adds the security headers to every response, and `no-store` to every dynamic one."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        dynamic = not scope["path"].startswith("/static/")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", [])) + SECURITY_HEADERS
+                if dynamic:
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+ROUTES = [
+    Route("/", a.home),
+    Route("/login", a.login, methods=["GET"]),
+    Route("/login", a.login_post, methods=["POST"]),
+    Route("/logout", a.logout, methods=["POST"]),
+    Route("/rounds/{round_id}/topics/{query_id}", a.topic),
+    Route("/rounds/{round_id}/topics/{query_id}/judgments", a.judge, methods=["POST"]),
+    Route("/rounds/{round_id}/topics/{query_id}/undo", a.undo, methods=["POST"]),
+    Route("/rounds/{round_id}/topics/{query_id}/docs/{doc_id:path}", a.document),
+    Route("/organiser", o.overview),
+    Route("/organiser/rounds/{round_id}", o.round_page),
+    Route("/organiser/rounds", o.new_round, methods=["POST"]),
+    Route("/organiser/people", o.add_person, methods=["POST"]),
+    Route("/organiser/assign", o.assign_work, methods=["POST"]),
+    Route("/organiser/qrels", o.derive, methods=["POST"]),
+    Route("/organiser/qrels/{name}", o.qrels_download),
+    Route("/organiser/judgments.csv", o.history_download),
+    Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+]
+
+
+def create_app(store: Store, *, signer: SessionSigner | None = None) -> Starlette:
+    """The judging app over an open (read-write) store; sessions are signed with a key kept
+    beside the store unless a signer is given."""
+    app = Starlette(
+        routes=ROUTES,
+        exception_handlers={HTTPException: http_error, LoginRequired: login_required},
+        max_body_size=MAX_BODY_BYTES,
+    )
+    app.state.gate = StoreGate(store)
+    app.state.signer = signer or SessionSigner.for_store(store.path)
+    app.state.templates = make_templates()
+    return SecurityHeaders(app)  # type: ignore[return-value]

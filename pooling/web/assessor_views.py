@@ -1,0 +1,180 @@
+"""The assessor's pages: log in with a token, see assigned topics, judge documents, undo."""
+
+from __future__ import annotations
+
+import uuid
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from pooling.assessors import authenticate
+from pooling.errors import StoreError
+from pooling.web import campaign
+from pooling.web.pages import (
+    gate,
+    json_error,
+    not_found,
+    post_data,
+    render,
+    session,
+    signer,
+)
+from pooling.web.sessions import LOGIN_COOKIE, SESSION_COOKIE, new_login_token, same_token
+
+
+def topic_url(round_id: str, query_id: str) -> str:
+    return f"/rounds/{quote(round_id, safe='')}/topics/{quote(query_id, safe='')}"
+
+
+def doc_url(round_id: str, query_id: str, doc_id: str) -> str:
+    return f"{topic_url(round_id, query_id)}/docs/{quote(doc_id, safe='')}"
+
+
+def organiser_round_url(round_id: str) -> str:
+    return f"/organiser/rounds/{quote(round_id, safe='')}"
+
+
+# -- logging in and out --------------------------------------------------------------------
+
+
+async def login(request: Request) -> Response:
+    """The login form; `/login?token=...` (the link given to an assessor) logs in directly."""
+    token = request.query_params.get("token")
+    if token:
+        return await _log_in(request, token)
+    if session(request):
+        return RedirectResponse("/", status_code=303)
+    return _login_form(request)
+
+
+async def login_post(request: Request) -> Response:
+    form = await request.form()
+    if not same_token(request.cookies.get(LOGIN_COOKIE), form.get("csrf")):
+        return _login_form(request, "That form has expired; try again.", status_code=403)
+    return await _log_in(request, str(form.get("token") or "").strip())
+
+
+async def _log_in(request: Request, token: str) -> Response:
+    who = await gate(request).run(authenticate, token) if token else None
+    if who is None:
+        return _login_form(request, "That token is not valid. Use the link or token you were given.",
+                           status_code=403)
+    cookie, _ = signer(request).issue(*who)
+    response = RedirectResponse("/", status_code=303)  # drops the token from the address bar
+    response.set_cookie(SESSION_COOKIE, cookie, httponly=True, samesite="lax", path="/",
+                        secure=request.url.scheme == "https")
+    response.delete_cookie(LOGIN_COOKIE, path="/login")
+    return response
+
+
+def _login_form(request: Request, error: str | None = None, *, status_code: int = 200) -> Response:
+    login_token = new_login_token()
+    response = render(request, "login.html", {"login_csrf": login_token, "error": error},
+                      status_code=status_code)
+    response.set_cookie(LOGIN_COOKIE, login_token, httponly=True, samesite="strict", path="/login",
+                        secure=request.url.scheme == "https")
+    return response
+
+
+async def logout(request: Request) -> Response:
+    sess = session(request)
+    if sess:
+        await post_data(request, sess)
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+# -- pages -----------------------------------------------------------------------------------
+
+
+async def home(request: Request) -> Response:
+    sess = session(request)
+    if sess is None:
+        return RedirectResponse("/login", status_code=303)
+    if sess.is_organiser:
+        return RedirectResponse("/organiser", status_code=303)
+    rounds = await gate(request).run(campaign.assessor_rounds, sess.assessor_id)
+    return render(request, "home.html", {"rounds": rounds}, sess=sess)
+
+
+async def topic(request: Request) -> Response:
+    """The next document of a topic to judge (where the assessor left off), or 'done'."""
+    return await _judging(request, None)
+
+
+async def document(request: Request) -> Response:
+    """One assigned document, e.g. reached with previous/next/skip."""
+    return await _judging(request, request.path_params["doc_id"])
+
+
+async def _judging(request: Request, doc_id: str | None) -> Response:
+    sess = session(request)
+    if sess is None:
+        return RedirectResponse("/login", status_code=303)
+    round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
+    page = await gate(request).run(campaign.judging_page, sess.assessor_id, sess.role, round_id,
+                                   query_id, doc_id)
+    if page is None:
+        raise not_found()
+    if isinstance(page, campaign.TopicDone):
+        return render(request, "done.html", {"done": page}, sess=sess)
+    back = organiser_round_url(round_id) if sess.is_organiser else "/"
+    return render(request, "judge.html", {
+        "page": page,
+        "back_url": back,
+        "urls": {
+            "judge": topic_url(round_id, query_id) + "/judgments",
+            "undo": topic_url(round_id, query_id) + "/undo",
+            "prev": page.prev_doc and doc_url(round_id, query_id, page.prev_doc),
+            "next": page.next_doc and doc_url(round_id, query_id, page.next_doc),
+            "skip": page.skip_doc and doc_url(round_id, query_id, page.skip_doc),
+        },
+        # Fresh ids for this view: a retried or double-clicked submission is stored once.
+        "submission_id": uuid.uuid4().hex,
+        "undo_id": uuid.uuid4().hex,
+    }, sess=sess)
+
+
+# -- submissions (JSON, from judge.js) ---------------------------------------------------------
+
+
+async def judge(request: Request) -> Response:
+    sess = session(request)
+    if sess is None:
+        return json_error(401, "you are logged out; follow your login link again")
+    body = await post_data(request, sess)
+    round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
+    doc_id = body.get("doc_id")
+    if not isinstance(doc_id, str):
+        raise not_found()
+    try:
+        outcome = await gate(request).run(
+            campaign.judge, sess.assessor_id, sess.role, round_id, query_id, doc_id,
+            grade=body.get("grade"), submission_id=body.get("submission_id"),
+            seconds=body.get("seconds"), note=body.get("note"))
+    except StoreError as exc:  # a bad grade, note or submission id
+        return json_error(400, str(exc))
+    if outcome is None:
+        raise not_found()
+    after = organiser_round_url(round_id) if sess.is_organiser else topic_url(round_id, query_id)
+    return JSONResponse({"stored": not outcome.duplicate, "duplicate": outcome.duplicate,
+                         "next": after})
+
+
+async def undo(request: Request) -> Response:
+    sess = session(request)
+    if sess is None:
+        return json_error(401, "you are logged out; follow your login link again")
+    body = await post_data(request, sess)
+    round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
+    try:
+        outcome = await gate(request).run(campaign.undo, sess.assessor_id, sess.role, round_id,
+                                          query_id, submission_id=body.get("submission_id"))
+    except campaign.InputError as exc:
+        return json_error(409, str(exc))
+    if outcome is None:
+        raise not_found()
+    return JSONResponse({"undone": outcome.doc_id, "duplicate": outcome.duplicate,
+                         "next": doc_url(round_id, query_id, outcome.doc_id)})

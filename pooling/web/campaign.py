@@ -1,0 +1,444 @@
+"""What the web pages show and do, as plain functions of the store (no HTTP here).
+
+Every function takes the open `Store` first, so the app can run it under the gate's lock
+(`pooling.web.gate`). Access rules live here, in `topic_docs`: an assessor sees the
+documents assigned to them, an organiser (who adjudicates) every document of a round's pool.
+A function returns None for anything the person may not see, and the app answers the same
+404 for that as for an id that does not exist.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from markupsafe import Markup
+
+from pooling.errors import StoreError
+from pooling.judgments import Judgment, assigned_items, effective_judgments, record
+from pooling.rounds import Round, get_round, next_document
+from pooling.store.core import Store
+from pooling.web.highlight import highlight, query_terms
+
+SUBMISSION_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+MAX_NOTE = 2000
+GRADE_LABELS = {-2: "Junk", -1: "Spam", 0: "Not relevant", 1: "Relevant", 2: "Highly relevant",
+                3: "Perfectly relevant", 4: "Navigational"}
+
+
+class InputError(StoreError):
+    """A submission the server refuses (bad grade, note too long, malformed id)."""
+
+
+@dataclass(frozen=True)
+class Grade:
+    value: int
+    key: str  # the keyboard shortcut
+    label: str
+
+
+@dataclass(frozen=True)
+class TopicProgress:
+    query_id: str
+    title: str | None
+    assigned: int
+    judged: int
+    done: bool
+
+
+@dataclass(frozen=True)
+class RoundProgress:
+    round_id: str
+    adaptive: bool
+    topics: list[TopicProgress]
+
+    @property
+    def judged(self) -> int:
+        return sum(t.judged for t in self.topics)
+
+    @property
+    def assigned(self) -> int:
+        return sum(t.assigned for t in self.topics)
+
+
+@dataclass(frozen=True)
+class Topic:
+    query_id: str
+    title: str | None
+    description: str | None
+    narrative: str | None
+
+
+@dataclass(frozen=True)
+class JudgingPage:
+    """One document of a topic, as an assessor (or adjudicating organiser) sees it."""
+
+    round_id: str
+    adaptive: bool
+    topic: Topic
+    doc_id: str
+    doc_title: Markup
+    doc_text: Markup
+    doc_missing: bool
+    grades: list[Grade]
+    current_grade: int | None
+    position: int
+    total: int
+    judged: int
+    prev_doc: str | None
+    next_doc: str | None
+    skip_doc: str | None
+    can_undo: bool
+
+
+@dataclass(frozen=True)
+class TopicDone:
+    round_id: str
+    topic: Topic
+    judged: int
+    total: int
+    first_doc: str | None  # to review (and correct) the judgments made
+
+
+@dataclass(frozen=True)
+class Stored:
+    """Outcome of a submission: stored now, or already stored (a retry)."""
+
+    doc_id: str
+    duplicate: bool
+
+
+# -- access ------------------------------------------------------------------------------
+
+
+def find_round(store: Store, round_id: str) -> Round | None:
+    try:
+        return get_round(store, round_id)
+    except StoreError:
+        return None
+
+
+def has_topic(store: Store, rnd: Round, assessor_id: str, role: str, query_id: str) -> bool:
+    """Whether this person works on the topic (an organiser: every topic of the round)."""
+    if role == "organiser":
+        return query_id in rnd.topics
+    return bool(store.one(
+        "topic assigned",
+        "SELECT 1 FROM assignments WHERE round_id = ? AND assessor_id = ? AND query_id = ?",
+        [rnd.round_id, assessor_id, query_id],
+    ))
+
+
+# Whose is a queued document: an organiser adjudicates any; an assessor judges the documents
+# of a topic assigned whole (doc_id NULL) and their overlap documents (the rule of
+# `pooling.judgments.assigned_items`, as plain queries for the pages' hot path).
+# Parameters: round_id, query_id, role, assessor_id.
+_TOPIC_DOCS = """
+    SELECT p.doc_id FROM pool_entries p
+    WHERE p.round_id = ? AND p.query_id = ?
+      AND (? = 'organiser' OR EXISTS (
+            SELECT 1 FROM assignments a
+            WHERE a.round_id = p.round_id AND a.query_id = p.query_id AND a.assessor_id = ?
+              AND (a.doc_id IS NULL OR a.doc_id = p.doc_id)))
+    ORDER BY p.position
+"""
+# The same for one document. Parameters: round_id, query_id, doc_id, role, assessor_id.
+_MAY_JUDGE = """
+    SELECT 1 FROM pool_entries p
+    WHERE p.round_id = ? AND p.query_id = ? AND p.doc_id = ?
+      AND (? = 'organiser' OR EXISTS (
+            SELECT 1 FROM assignments a
+            WHERE a.round_id = p.round_id AND a.query_id = p.query_id AND a.assessor_id = ?
+              AND (a.doc_id IS NULL OR a.doc_id = p.doc_id)))
+"""
+
+
+def topic_docs(store: Store, rnd: Round, assessor_id: str, role: str, query_id: str) -> list[str] | None:
+    """The documents this person may judge for a topic, in queue order; None if not theirs."""
+    if not has_topic(store, rnd, assessor_id, role, query_id):
+        return None
+    rows = store.sql("topic documents", _TOPIC_DOCS,
+                     [rnd.round_id, query_id, role, assessor_id]).fetchall()
+    return [r[0] for r in rows]
+
+
+def may_judge(store: Store, rnd: Round, assessor_id: str, role: str, query_id: str, doc_id: str) -> bool:
+    """Whether this person may see and judge this document of the round's topic."""
+    return store.one("may judge", _MAY_JUDGE,
+                     [rnd.round_id, query_id, doc_id, role, assessor_id]) is not None
+
+
+def _mine(store: Store, round_id: str, assessor_id: str, query_id: str) -> dict[str, tuple[int, int]]:
+    """This person's current judgments of one topic: doc_id -> (grade, seq of that judgment)."""
+    table = effective_judgments(store, round_id, query_id=query_id, assessor_id=assessor_id)
+    return {d: (g, q) for d, g, q in zip(*(table[c].to_pylist() for c in ("doc_id", "grade", "seq")),
+                                          strict=True)}
+
+
+def _judged_per_topic(store: Store, round_id: str, assessor_id: str) -> Counter:
+    table = effective_judgments(store, round_id, assessor_id=assessor_id)
+    return Counter(table["query_id"].to_pylist())
+
+
+def _grades(rnd: Round) -> list[Grade]:
+    """The round's scale with shortcuts: the grade's own digit when every grade is one."""
+    digits = all(0 <= g <= 9 for g in rnd.grades)
+    return [Grade(g, str(g) if digits else str(i + 1), GRADE_LABELS.get(g, f"Grade {g}"))
+            for i, g in enumerate(rnd.grades)]
+
+
+def _topic(store: Store, query_id: str) -> Topic:
+    row = store.one("topic text", "SELECT title, description, narrative FROM topics WHERE query_id = ?",
+                    [query_id])
+    return Topic(query_id, *(row or (None, None, None)))
+
+
+# -- the assessor's pages --------------------------------------------------------------------
+
+
+def assessor_rounds(store: Store, assessor_id: str) -> list[RoundProgress]:
+    """The rounds and topics assigned to an assessor, with progress and whether each is done."""
+    pairs = store.sql(
+        "my topics",
+        "SELECT DISTINCT round_id, query_id FROM assignments WHERE assessor_id = ? "
+        "ORDER BY round_id, query_id",
+        [assessor_id],
+    ).fetchall()
+    by_round: dict[str, list[str]] = {}
+    for round_id, query_id in pairs:
+        by_round.setdefault(round_id, []).append(query_id)
+    titles = dict(store.sql("topic titles", "SELECT query_id, title FROM topics").fetchall())
+    out = []
+    for round_id, queries in by_round.items():
+        rnd = get_round(store, round_id)
+        items = Counter(assigned_items(store, round_id, assessor_id)["query_id"].to_pylist())
+        judged = _judged_per_topic(store, round_id, assessor_id)
+        topics = []
+        for q in queries:
+            done = next_document(store, round_id, assessor_id, q) is None
+            topics.append(TopicProgress(q, titles.get(q), items[q], judged[q], done))
+        out.append(RoundProgress(round_id, rnd.adaptive, topics))
+    return out
+
+
+def judging_page(
+    store: Store, assessor_id: str, role: str, round_id: str, query_id: str,
+    doc_id: str | None = None,
+) -> JudgingPage | TopicDone | None:
+    """A document to judge: `doc_id`, or the next one (None when the topic is not theirs)."""
+    rnd = find_round(store, round_id)
+    if rnd is None:
+        return None
+    docs = topic_docs(store, rnd, assessor_id, role, query_id)
+    if docs is None or (doc_id is None and role == "organiser"):
+        return None
+    if doc_id is None:
+        doc_id = next_document(store, round_id, assessor_id, query_id)
+        if doc_id is not None and doc_id not in docs:  # adaptive: just added to the queue
+            docs = topic_docs(store, rnd, assessor_id, role, query_id) or []
+    elif doc_id not in docs:
+        return None
+    grades = {d: g for d, (g, _) in _mine(store, round_id, assessor_id, query_id).items()}
+    topic = _topic(store, query_id)
+    if doc_id is None:
+        return TopicDone(round_id, topic, len(grades), len(docs), docs[0] if docs else None)
+    i = docs.index(doc_id)
+    skip = None if rnd.adaptive else next(
+        (d for d in docs[i + 1:] if d not in grades and d != doc_id), None)
+    doc = store.one("document text", "SELECT title, text FROM documents WHERE doc_id = ?", [doc_id])
+    terms = query_terms(topic.title)
+    return JudgingPage(
+        round_id=round_id, adaptive=rnd.adaptive, topic=topic, doc_id=doc_id,
+        doc_title=highlight(doc[0] if doc else None, terms),
+        doc_text=highlight(doc[1] if doc else None, terms),
+        doc_missing=doc is None, grades=_grades(rnd), current_grade=grades.get(doc_id),
+        position=i + 1, total=len(docs), judged=len(grades),
+        prev_doc=docs[i - 1] if i > 0 else None,
+        next_doc=docs[i + 1] if i + 1 < len(docs) else None,
+        skip_doc=skip, can_undo=bool(grades),
+    )
+
+
+def judge(
+    store: Store, assessor_id: str, role: str, round_id: str, query_id: str, doc_id: str, *,
+    grade: object, submission_id: object, seconds: object = None, note: object = None,
+) -> Stored | None:
+    """Record one judgment (committed before returning); a repeated submission id is a no-op."""
+    rnd = find_round(store, round_id)
+    if rnd is None or not may_judge(store, rnd, assessor_id, role, query_id, doc_id):
+        return None
+    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in rnd.grades:
+        raise InputError(f"grade must be one of {list(rnd.grades)}")
+    j = Judgment(round_id, assessor_id, query_id, doc_id, grade, seconds=_seconds(seconds),
+                 note=_note(note), submission_id=_submission_id(submission_id))
+    stored, _ = record(store, [j])
+    return Stored(doc_id, duplicate=stored == 0)
+
+
+def undo(
+    store: Store, assessor_id: str, role: str, round_id: str, query_id: str, *,
+    submission_id: object,
+) -> Stored | None:
+    """Take back this person's latest current judgment of the topic, as a `retract` judgment.
+
+    A retried undo (same submission id) answers with the document it undid the first time.
+    """
+    rnd = find_round(store, round_id)
+    if rnd is None or not has_topic(store, rnd, assessor_id, role, query_id):
+        return None
+    sid = _submission_id(submission_id)
+    done = store.one("find submission",
+                     "SELECT doc_id FROM judgments WHERE submission_id = ? AND assessor_id = ? "
+                     "AND kind = 'retract'", [sid, assessor_id])
+    if done:
+        return Stored(done[0], duplicate=True)
+    mine = _mine(store, round_id, assessor_id, query_id)
+    if not mine:
+        raise InputError("there is no judgment of this topic to undo")
+    latest = max(mine, key=lambda d: mine[d][1])
+    record(store, [Judgment(round_id, assessor_id, query_id, latest, None, kind="retract",
+                            submission_id=sid)])
+    return Stored(latest, duplicate=False)
+
+
+def _submission_id(value: object) -> str:
+    if not isinstance(value, str) or not SUBMISSION_ID.match(value):
+        raise InputError("submission_id must be 16-64 letters, digits, '-' or '_'")
+    return value
+
+
+def _seconds(value: object) -> float | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 86400:
+        raise InputError("seconds must be a number between 0 and 86400")
+    return round(float(value), 3)
+
+
+def _note(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_NOTE:
+        raise InputError(f"a note is text of at most {MAX_NOTE} characters")
+    return value.strip() or None
+
+
+# -- the organiser's pages -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoundStatus:
+    round_id: str
+    strategy: str
+    adaptive: bool
+    grades: tuple[int, ...]
+    n_topics: int
+    queued: int
+    judged: int
+    assessors: list[str]
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """One person's work: judgments per hour of recorded judging time, median seconds each."""
+
+    assessor_id: str
+    judgments: int
+    retracts: int
+    median_seconds: float | None
+    per_hour: float | None
+    last_at: object
+
+
+@dataclass
+class RoundDetail:
+    status: RoundStatus
+    topics: list[dict]
+    throughput: list[Throughput]
+    agreement: object | None
+    agreement_problem: str | None
+    adjudication: list[dict]
+    grades: list[Grade] = field(default_factory=list)
+
+
+def round_statuses(store: Store) -> list[RoundStatus]:
+    rows = store.sql("round ids", "SELECT round_id FROM rounds ORDER BY created_at, round_id").fetchall()
+    return [_round_status(store, get_round(store, r[0])) for r in rows]
+
+
+def _round_status(store: Store, rnd: Round) -> RoundStatus:
+    queued = store.one("queued", "SELECT count(*) FROM pool_entries WHERE round_id = ?", [rnd.round_id])
+    judged = effective_judgments(store, rnd.round_id)
+    pairs = set(zip(judged["query_id"].to_pylist(), judged["doc_id"].to_pylist(), strict=True))
+    people = [r[0] for r in store.sql(
+        "round assessors", "SELECT DISTINCT assessor_id FROM assignments WHERE round_id = ? ORDER BY 1",
+        [rnd.round_id]).fetchall()]
+    return RoundStatus(rnd.round_id, rnd.strategy, rnd.adaptive, rnd.grades, len(rnd.topics),
+                       queued[0], len(pairs), people)
+
+
+def throughput(store: Store, round_id: str | None = None) -> list[Throughput]:
+    """Per-person counts and speed, over one round or all of them."""
+    rows = store.sql(
+        "throughput",
+        """
+        SELECT assessor_id,
+               count(*) FILTER (WHERE kind = 'judge')    AS judgments,
+               count(*) FILTER (WHERE kind = 'retract')  AS retracts,
+               median(seconds) FILTER (WHERE kind = 'judge') AS median_seconds,
+               sum(seconds) FILTER (WHERE kind = 'judge')    AS seconds_total,
+               max(judged_at) AS last_at
+        FROM judgments
+        WHERE ?::VARCHAR IS NULL OR round_id = ?
+        GROUP BY assessor_id ORDER BY assessor_id
+        """,
+        [round_id, round_id],
+    ).fetchall()
+    return [Throughput(a, n, r, med, (n * 3600.0 / total) if total else None, last)
+            for a, n, r, med, total, last in rows]
+
+
+def people(store: Store) -> list[dict]:
+    return store.arrow("people", "SELECT assessor_id, name, role, created_at FROM assessors "
+                                 "ORDER BY role, assessor_id").to_pylist()
+
+
+def qrels_versions(store: Store) -> list[dict]:
+    return store.arrow("qrels versions", "SELECT name, method, n_topics, n_rows, created_at "
+                                         "FROM qrels_versions ORDER BY created_at, name").to_pylist()
+
+
+def round_detail(store: Store, round_id: str) -> RoundDetail | None:
+    """Per-topic progress, throughput, agreement so far and the adjudication queue of a round."""
+    from pooling.derive import adjudication_queue, round_agreement
+    from pooling.errors import PoolingError
+
+    rnd = find_round(store, round_id)
+    if rnd is None:
+        return None
+    status = _round_status(store, rnd)
+    judged = effective_judgments(store, round_id)
+    titles = dict(store.sql("topic titles", "SELECT query_id, title FROM topics").fetchall())
+    queued = dict(store.sql("queued per topic", "SELECT query_id, count(*) FROM pool_entries "
+                            "WHERE round_id = ? GROUP BY query_id", [round_id]).fetchall())
+    per_topic: dict[str, dict] = {
+        q: {"query_id": q, "title": titles.get(q), "queued": queued.get(q, 0), "pairs": set(),
+            "assessors": []} for q in rnd.topics}
+    for q, d in zip(judged["query_id"].to_pylist(), judged["doc_id"].to_pylist(), strict=True):
+        per_topic.setdefault(q, {"query_id": q, "title": titles.get(q), "queued": 0,
+                                 "pairs": set(), "assessors": []})["pairs"].add(d)
+    for a in status.assessors:
+        items = Counter(assigned_items(store, round_id, a)["query_id"].to_pylist())
+        done = _judged_per_topic(store, round_id, a)
+        for q in sorted(items):
+            per_topic[q]["assessors"].append({"assessor_id": a, "assigned": items[q],
+                                              "judged": done[q]})
+    topics = [dict(t, judged=len(t.pop("pairs"))) for t in per_topic.values()]
+    report, problem = None, None
+    try:
+        report = round_agreement(store, round_id)
+    except PoolingError as exc:
+        problem = str(exc)
+    return RoundDetail(status, topics, throughput(store, round_id), report, problem,
+                       adjudication_queue(store, round_id).to_pylist(), _grades(rnd))

@@ -1,0 +1,160 @@
+"""What every view shares: templates, the logged-in session, CSRF checks and the one 404.
+
+The 404 page is a constant: a missing item and somebody else's item must be
+indistinguishable, so nothing in it depends on the URL that was asked for.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import jinja2
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.templating import Jinja2Templates
+
+from pooling.web.gate import StoreGate
+from pooling.web.sessions import SESSION_COOKIE, Session, SessionSigner, same_token
+
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+FLASH_COOKIE = "pooling_flash"
+
+
+def make_templates() -> Jinja2Templates:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        autoescape=True,  # every value is escaped unless it is already Markup
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,  # templates are package data: a running server keeps the ones it has
+    )
+    env.filters["q"] = lambda value: quote(str(value), safe="")
+    env.filters["num"] = _num
+    return Jinja2Templates(env=env)
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return "–" if value != value else f"{value:.{digits}f}"  # NaN shows as a dash
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def gate(request: Request) -> StoreGate:
+    return request.app.state.gate
+
+
+def signer(request: Request) -> SessionSigner:
+    return request.app.state.signer
+
+
+def session(request: Request) -> Session | None:
+    return signer(request).read(request.cookies.get(SESSION_COOKIE))
+
+
+def render(request: Request, name: str, context: dict[str, Any] | None = None, *,
+           status_code: int = 200, sess: Session | None = None) -> HTMLResponse:
+    sess = sess if sess is not None else session(request)
+    ctx = {"session": sess, "csrf": sess.csrf if sess else "", "flash": None}
+    flash = request.cookies.get(FLASH_COOKIE)
+    if flash:
+        ctx["flash"] = _read_flash(flash)
+    ctx.update(context or {})
+    response = request.app.state.templates.TemplateResponse(request, name, ctx,
+                                                           status_code=status_code)
+    if flash:
+        response.delete_cookie(FLASH_COOKIE, path="/")
+    return response
+
+
+class LoginRequired(Exception):
+    """Raised by a view that needs a logged-in person; answered with a redirect to /login."""
+
+
+async def login_required(request: Request, exc: Exception) -> Response:
+    return RedirectResponse("/login", status_code=303)
+
+
+def not_found() -> HTTPException:
+    """The one answer for a missing item and for an item that is not yours."""
+    return HTTPException(404)
+
+
+def redirect(url: str, *, flash: str | None = None, error: bool = False) -> RedirectResponse:
+    response = RedirectResponse(url, status_code=303)
+    if flash:
+        response.set_cookie(FLASH_COOKIE, quote(json.dumps([flash, error])), path="/",
+                            httponly=True, samesite="lax", max_age=60)
+    return response
+
+
+def _read_flash(raw: str) -> dict[str, Any] | None:
+    from urllib.parse import unquote
+
+    try:
+        text, error = json.loads(unquote(raw))
+    except (ValueError, TypeError):
+        return None
+    return {"text": str(text), "error": bool(error)}
+
+
+class Body:
+    """A POST's fields, from JSON or a form: `get(name)` and, for repeated fields, `getlist`."""
+
+    def __init__(self, fields: dict[str, list[Any]]):
+        self._fields = fields
+
+    def get(self, name: str, default: Any = None) -> Any:
+        values = self._fields.get(name)
+        return values[-1] if values else default
+
+    def getlist(self, name: str) -> list[Any]:
+        return list(self._fields.get(name, []))
+
+
+async def post_data(request: Request, sess: Session) -> Body:
+    """The body of a POST (JSON or form) once its CSRF token is checked; 403 when it is wrong."""
+    if request.headers.get("content-type", "").startswith("application/json"):
+        if not same_token(sess.csrf, request.headers.get("x-csrf-token")):
+            raise HTTPException(403)
+        try:
+            data = json.loads(await request.body() or b"{}")
+        except ValueError as exc:
+            raise HTTPException(400, "the request body is not valid JSON") from exc
+        if not isinstance(data, dict):
+            raise HTTPException(400, "the request body must be a JSON object")
+        return Body({k: [v] for k, v in data.items()})
+    form = await request.form()
+    if not same_token(sess.csrf, form.get("csrf")):
+        raise HTTPException(403)
+    return Body({k: form.getlist(k) for k in form.keys() if k != "csrf"})
+
+
+def json_error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+ERROR_TEXT = {
+    400: "That request could not be understood.",
+    403: "That form has expired or did not come from this site. Reload the page and try again.",
+    404: "There is nothing here.",
+    405: "That method is not allowed here.",
+    413: "That request is too large.",
+}
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Every HTTP error as one small page; 404 is identical whatever was asked for."""
+    status = getattr(exc, "status_code", 500)
+    detail = getattr(exc, "detail", None)
+    text = ERROR_TEXT.get(status, "Something went wrong.")
+    if status == 400 and detail and detail != "Bad Request":
+        text = str(detail)
+    return request.app.state.templates.TemplateResponse(
+        request, "error.html", {"status": status, "text": text}, status_code=status)

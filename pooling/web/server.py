@@ -1,0 +1,113 @@
+"""Run the judging app: hold the store, announce the server beside it, serve until stopped.
+
+While serving, `<store>.server.json` ({pid, url}) lets every other `pooling` command say who
+holds the store (see `pooling.store.core.describe_lock_holder`); it is written atomically
+once the port is bound and removed on shutdown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pooling.errors import PoolingError
+from pooling.store.core import SERVER_FILE_SUFFIX, Store
+
+
+class ServeError(PoolingError):
+    """The server cannot start (missing dependencies, port in use)."""
+
+
+def serve(
+    store_path: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 8000,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the store at http://host:port/ until interrupted (port 0: any free port)."""
+    try:
+        import uvicorn
+
+        from pooling.web.app import create_app
+    except ImportError as exc:
+        raise ServeError(f"`pooling serve` needs the web extra ({exc.name} is missing): "
+                         "pip install 'pooling[web]'") from exc
+    path = Path(store_path)
+    with Store(path) as store:  # refuses, naming the holder, when the store is in use
+        sock = _bind(host, port)
+        url = _url(host, sock.getsockname()[1])
+        marker = path.with_name(path.name + SERVER_FILE_SUFFIX)
+        _write_atomically(marker, json.dumps({"pid": os.getpid(), "url": url}) + "\n")
+        try:
+            config = uvicorn.Config(create_app(store), log_level="warning", access_log=False,
+                                    lifespan="off", timeout_graceful_shutdown=5)
+            if on_ready:
+                on_ready(url)
+            with _stop_on_signals():
+                uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            sock.close()
+            _remove_if_ours(marker)
+
+
+class _Stopped(Exception):
+    """SIGINT or SIGTERM arrived: uvicorn has shut down gracefully and re-raised it."""
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """Turn the signal uvicorn re-raises after its graceful shutdown into a normal return, so
+    the server file is removed and the store closed (checkpointed) instead of dying mid-way."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Stopped(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    except _Stopped:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ServeError(f"cannot listen on {host}:{port} ({exc.strerror}); "
+                         "choose another --port or --host") from exc
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def _remove_if_ours(path: Path) -> None:
+    try:
+        if json.loads(path.read_text()).get("pid") == os.getpid():
+            path.unlink()
+    except (OSError, ValueError):
+        pass
