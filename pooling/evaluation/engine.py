@@ -32,13 +32,10 @@ _RESET_ALWAYS = {"num_ret", "unj", "rbp_resid"}
 _RESET_BARE = {"utility", "relstring"}
 
 
-_EMPTY_PER_QUERY = pa.table(
-    {
-        "run_id": pa.array([], pa.string()),
-        "query_id": pa.array([], pa.string()),
-        "measure": pa.array([], pa.string()),
-        "value": pa.array([], pa.float64()),
-    }
+# A schema, not an empty table: building tables at import time loads pandas (slow start-up).
+_PER_QUERY_SCHEMA = pa.schema(
+    [("run_id", pa.string()), ("query_id", pa.string()), ("measure", pa.string()),
+     ("value", pa.float64())]
 )
 
 
@@ -99,7 +96,7 @@ class Evaluation:
                     }
                 )
             )
-        return pa.concat_tables(parts) if parts else _EMPTY_PER_QUERY
+        return pa.concat_tables(parts) if parts else _PER_QUERY_SCHEMA.empty_table()
 
     @property
     def means(self) -> pa.Table:
