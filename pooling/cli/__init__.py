@@ -7,6 +7,7 @@ traceback too.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -30,6 +31,10 @@ def main() -> None:
     """Entry point: run the app, turning library errors into one clear line."""
     try:
         app(standalone_mode=False)
+        if state.fast_exit:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
     except PoolingError as exc:
         if state.verbose:
             import traceback

@@ -11,6 +11,10 @@ import typer
 @dataclass
 class _State:
     verbose: bool = False
+    # Set by commands that hold large arrays and leave nothing to clean up (no store, no
+    # temp files): the process then exits without tearing down the interpreter, which for
+    # a 7M-line run takes longer than printing the results.
+    fast_exit: bool = False
 
 
 state = _State()

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from pooling.cli.app import app
+from pooling.cli.app import app, state
 from pooling.errors import EvaluationError
 
 
@@ -69,6 +69,7 @@ def eval_command(
     if complete and shared_topics:
         raise EvaluationError("-c and --shared-topics contradict each other; pick one")
     policy = "zero" if complete else "skip" if shared_topics else "error"
+    state.fast_exit = True  # files in, text out: nothing to clean up at exit
     result = evaluate(
         qrels,
         runs,
