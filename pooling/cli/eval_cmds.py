@@ -155,3 +155,51 @@ def measures_command(
     from pooling.measures.catalog import measure_markdown, measure_table
 
     typer.echo(measure_markdown() if format == "md" else measure_table())
+
+
+@app.command("curve")
+def curve_command(
+    qrels: Annotated[str, typer.Argument(help="Qrels file (trec_eval format; gzip ok).")],
+    runs: Annotated[list[str], typer.Argument(help="Run file(s).")],
+    relevance_level: Annotated[int, typer.Option("-l", help="Lowest grade that counts as relevant.")] = 1,
+    points: Annotated[bool, typer.Option(help="Every relevant document's point, not the interpolated curve.")] = False,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="CSV file (default: stdout).")] = None,
+    plot: Annotated[Path | None, typer.Option(help="Draw the mean interpolated curves (.svg or .png).")] = None,
+) -> None:
+    """Precision-recall curves: interpolated at 0.0, 0.1, ... 1.0 (trec_eval's), or raw points."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    from pooling.evaluation.curves import mean_interpolated_curve, precision_recall_points
+    from pooling.evaluation.trec_input import read_qrels, read_run
+
+    qrels_table = read_qrels(qrels)
+    tables, curves = [], {}
+    for path in runs:
+        run = read_run(path)
+        table = (precision_recall_points(qrels_table, run, relevance_level=relevance_level)
+                 if points else mean_interpolated_curve(qrels_table, run, relevance_level=relevance_level))
+        curves[run.run_id] = table
+        tables.append(table.add_column(0, "run_id", pa.array([run.run_id] * table.num_rows)))
+    buf = io.BytesIO()
+    pcsv.write_csv(pa.concat_tables(tables), buf)
+    _emit(buf.getvalue(), output)
+    if plot is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4.5))
+        for run_id, table in curves.items():
+            ax.plot(table["recall"].to_pylist(), table["precision"].to_pylist(),
+                    marker="" if points else "o", label=run_id)
+        ax.set(xlabel="recall", ylabel="precision", xlim=(0, 1), ylim=(0, 1.02),
+               title="precision-recall" + ("" if points else " (interpolated, mean over topics)"))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+        fig.tight_layout()
+        fig.savefig(plot)
+        plt.close(fig)
