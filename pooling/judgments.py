@@ -61,24 +61,31 @@ def assigned_items(store: Store, round_id: str, assessor_id: str) -> pa.Table:
     )
 
 
-def _is_assigned(store: Store, rnd: Round, assessor_id: str, query_id: str, doc_id: str) -> bool:
-    role = store.one("assessor role", "SELECT role FROM assessors WHERE assessor_id = ?", [assessor_id])
+# A queued document is an organiser's to adjudicate, or an assessor's when its topic is
+# assigned to them whole (doc_id NULL) or the document is one of their overlap items.
+# Parameters: round_id, query_id, doc_id, role, assessor_id.
+_MAY_JUDGE = """
+    SELECT 1 FROM pool_entries p
+    WHERE p.round_id = ? AND p.query_id = ? AND p.doc_id = ?
+      AND (? = 'organiser' OR EXISTS (
+            SELECT 1 FROM assignments a
+            WHERE a.round_id = p.round_id AND a.query_id = p.query_id AND a.assessor_id = ?
+              AND (a.doc_id IS NULL OR a.doc_id = p.doc_id)))
+"""
+
+
+def may_judge(store: Store, round_id: str, assessor_id: str, query_id: str, doc_id: str,
+              role: str | None = None) -> bool:
+    """Whether this person may judge this queued document of the round (role looked up if
+    not given; unknown people may judge nothing)."""
     if role is None:
-        return False
-    in_pool = store.one(
-        "in pool", "SELECT 1 FROM pool_entries WHERE round_id = ? AND query_id = ? AND doc_id = ?",
-        [rnd.round_id, query_id, doc_id],
-    )
-    if not in_pool:
-        return False
-    if role[0] == "organiser":  # organisers adjudicate anything in the round
-        return True
-    return bool(store.one(
-        "assigned",
-        "SELECT 1 FROM assignments WHERE round_id = ? AND assessor_id = ? AND query_id = ? "
-        "AND (doc_id IS NULL OR doc_id = ?)",
-        [rnd.round_id, assessor_id, query_id, doc_id],
-    ))
+        row = store.one("assessor role", "SELECT role FROM assessors WHERE assessor_id = ?",
+                        [assessor_id])
+        if row is None:
+            return False
+        role = row[0]
+    return store.one("may judge", _MAY_JUDGE,
+                     [round_id, query_id, doc_id, role, assessor_id]) is not None
 
 
 def validate(store: Store, j: Judgment, rnd: Round | None = None) -> str | None:
@@ -88,7 +95,7 @@ def validate(store: Store, j: Judgment, rnd: Round | None = None) -> str | None:
         return f"kind must be one of {', '.join(KINDS)}"
     if j.kind == "judge" and j.grade not in rnd.grades:
         return f"grade {j.grade!r} is not on the round's scale {list(rnd.grades)}"
-    if not _is_assigned(store, rnd, j.assessor_id, j.query_id, j.doc_id):
+    if not may_judge(store, rnd.round_id, j.assessor_id, j.query_id, j.doc_id):
         return (f"document {j.doc_id!r} of topic {j.query_id!r} is not assigned to "
                 f"{j.assessor_id!r} in round {rnd.round_id!r}")
     return None

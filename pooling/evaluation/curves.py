@@ -18,13 +18,9 @@ import pyarrow.compute as pc
 
 from pooling.errors import EvaluationError
 from pooling.evaluation.trec_input import TrecRun, read_qrels, read_run
+from pooling.measures.average_precision import lround
 
 STANDARD_LEVELS = tuple(i / 10 for i in range(11))
-
-
-def _lround(x: np.ndarray) -> np.ndarray:
-    f = np.floor(x)
-    return (f + (x - f >= 0.5)).astype(np.int64)
 
 
 def precision_recall_points(
@@ -101,7 +97,7 @@ def interpolated_curve(
         best = np.maximum.accumulate(prec[::-1])[::-1] if len(prec) else prec
         R = num_rel[q]
         for level in levels:
-            c = max(int(_lround(np.array([level * R]))[0]), 1)
+            c = max(int(lround(np.array([level * R]))[0]), 1)
             out["query_id"].append(q)
             out["recall"].append(float(level))
             out["precision"].append(float(best[c - 1]) if R and c <= len(best) else 0.0)

@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from pooling.errors import StoreError
 from pooling.judgments import Judgment, assigned_items, effective_judgments, record
+from pooling.judgments import may_judge as _may_judge
 from pooling.rounds import Round, get_round, next_document
 from pooling.store.core import Store
 from pooling.web.highlight import highlight, query_terms
@@ -143,17 +144,6 @@ _TOPIC_DOCS = """
               AND (a.doc_id IS NULL OR a.doc_id = p.doc_id)))
     ORDER BY p.position
 """
-# The same for one document. Parameters: round_id, query_id, doc_id, role, assessor_id.
-_MAY_JUDGE = """
-    SELECT 1 FROM pool_entries p
-    WHERE p.round_id = ? AND p.query_id = ? AND p.doc_id = ?
-      AND (? = 'organiser' OR EXISTS (
-            SELECT 1 FROM assignments a
-            WHERE a.round_id = p.round_id AND a.query_id = p.query_id AND a.assessor_id = ?
-              AND (a.doc_id IS NULL OR a.doc_id = p.doc_id)))
-"""
-
-
 def topic_docs(store: Store, rnd: Round, assessor_id: str, role: str, query_id: str) -> list[str] | None:
     """The documents this person may judge for a topic, in queue order; None if not theirs."""
     if not has_topic(store, rnd, assessor_id, role, query_id):
@@ -165,8 +155,7 @@ def topic_docs(store: Store, rnd: Round, assessor_id: str, role: str, query_id: 
 
 def may_judge(store: Store, rnd: Round, assessor_id: str, role: str, query_id: str, doc_id: str) -> bool:
     """Whether this person may see and judge this document of the round's topic."""
-    return store.one("may judge", _MAY_JUDGE,
-                     [rnd.round_id, query_id, doc_id, role, assessor_id]) is not None
+    return _may_judge(store, rnd.round_id, assessor_id, query_id, doc_id, role)
 
 
 def _mine(store: Store, round_id: str, assessor_id: str, query_id: str) -> dict[str, tuple[int, int]]:
