@@ -23,6 +23,14 @@ from pooling.measures.average_precision import lround
 STANDARD_LEVELS = tuple(i / 10 for i in range(11))
 
 
+def _tables(qrels: str | pa.Table, run: str | pa.Table | TrecRun) -> tuple[pa.Table, pa.Table]:
+    """Qrels and run as tables, read the way trec_eval reads them when given as paths."""
+    qrels_table = read_qrels(qrels) if isinstance(qrels, str) else qrels
+    if isinstance(run, TrecRun):
+        return qrels_table, run.table
+    return qrels_table, read_run(run).table if isinstance(run, str) else run
+
+
 def precision_recall_points(
     qrels: str | pa.Table,
     run: str | pa.Table | TrecRun,
@@ -35,11 +43,7 @@ def precision_recall_points(
     Only topics present in both the qrels and the run, with at least one relevant document,
     have points. Repeated documents in a topic are an error, as in trec_eval.
     """
-    qrels_table = read_qrels(qrels) if isinstance(qrels, str) else qrels
-    if isinstance(run, TrecRun):
-        run_table = run.table
-    else:
-        run_table = read_run(run).table if isinstance(run, str) else run
+    qrels_table, run_table = _tables(qrels, run)
     run_table = run_table.select(["query_id", "doc_id", "score"]).cast(
         pa.schema([("query_id", pa.string()), ("doc_id", pa.string()), ("score", pa.float64())])
     )
@@ -113,9 +117,7 @@ def mean_interpolated_curve(
 ) -> pa.Table:
     """The recall-precision curve averaged over the topics the run and qrels share:
     recall, precision (the values trec_eval prints as iprec_at_recall)."""
-    qrels_table = read_qrels(qrels) if isinstance(qrels, str) else qrels
-    run_table = read_run(run).table if isinstance(run, str) else (
-        run.table if isinstance(run, TrecRun) else run)
+    qrels_table, run_table = _tables(qrels, run)
     shared = set(qrels_table["query_id"].to_pylist()) & set(run_table["query_id"].to_pylist())
     num_rel = {q: 0 for q in shared}
     for q, g in zip(qrels_table["query_id"].to_pylist(), qrels_table["relevance"].to_pylist(),
