@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from pooling.errors import EvaluationError
 from pooling.evaluation.qrels_index import QrelsIndex
-from pooling.evaluation.ranking import Ranking, build_ranking, run_topic_index
+from pooling.evaluation.ranking import Ranking, RunScan, build_ranking
 from pooling.evaluation.topics import MissingTopics, candidate_topics, plan_topics
-from pooling.evaluation.trec_input import TrecRun, read_qrels, read_run
+from pooling.evaluation.trec_input import TrecRun, read_qrels, read_run, scan_run
+from pooling.formats.source import display_name
 from pooling.measures import Kind, Measure, parse_measures
 from pooling.measures.context import MIN_GEO_MEAN, Context
 from pooling.measures.registry import ORDER
@@ -145,44 +145,36 @@ def evaluate(
     runs = _run_list(run_or_runs)
     results = []
     for position, run in enumerate(runs):
-        # Handed over in a list the callee empties, so it can free each column early.
-        handover = [_run(run, position)]
+        scan, run_id, source = _scan(run, position, index)
         results.append(
             _evaluate_run(
-                index, handover, candidates, wanted, missing_topics, relevance_level, max_docs
+                index, scan, run_id, source, candidates, wanted, missing_topics,
+                relevance_level, max_docs,
             )
         )
+        del scan
     columns = results[0].columns if results else []
     return Evaluation(results, wanted, missing_topics, relevance_level, max_docs, columns)
 
 
-
 def _evaluate_run(
     index: QrelsIndex,
-    handover: list[TrecRun],
+    scan: RunScan,
+    run_id: str,
+    source: str,
     candidates: np.ndarray,
     wanted: list[Measure],
     missing_topics: MissingTopics,
     relevance_level: int,
     max_docs: int | None,
 ) -> RunEvaluation:
-    """Rank one parsed run against the prepared qrels and compute its measures."""
-    parsed = handover.pop()
-    table, run_id, source = parsed.table, parsed.run_id, parsed.source
-    del parsed  # from here on only the columns still needed are held
-    qtopic, covered = run_topic_index(table.column("query_id"), index)
-    plan = plan_topics(candidates, covered, index.topics, missing_topics, source)
+    """Rank one scanned run against the prepared qrels and compute its measures."""
+    plan = plan_topics(candidates, scan.covered, index.topics, missing_topics, source)
     if len(plan.topics) == 0:
         raise NoTopicsError(f"run {source} shares no topic with the qrels; check the query_ids")
-    score = pc.cast(table.column("score"), pa.float64()).to_numpy()
-    if np.isnan(score).any():
+    if np.isnan(scan.score).any():
         raise EvaluationError(f"run {source} has NaN scores; scores must be numbers")
-    doc_id = table.column("doc_id")
-    del table
-    ranking = build_ranking(
-        index, plan, qtopic, doc_id, score, max_docs=max_docs, run_id=run_id, run_name=source
-    )
-    del qtopic, doc_id, score
+    ranking = build_ranking(index, plan, scan, max_docs=max_docs, run_id=run_id, run_name=source)
     return _compute(ranking, wanted, relevance_level, missing_topics)
 
 
@@ -269,6 +261,22 @@ def _run_list(runs: RunInput | Sequence[RunInput]) -> list[RunInput]:
     if isinstance(runs, (list, tuple)):
         return list(runs)
     return [runs]
+
+
+def _scan(run: RunInput, position: int, index: QrelsIndex) -> tuple[RunScan, str, str]:
+    """(the run's rows scanned against the qrels, its run_id, its name for messages).
+
+    A run file is scanned while it is parsed (`scan_run`); other inputs in one piece.
+    """
+    scan = RunScan(index)
+    if isinstance(run, (str, os.PathLike)):
+        run_id = scan_run(run, scan.add)
+        if run_id is not None:
+            return scan, run_id, display_name(run)
+        scan = RunScan(index)  # not a clean file: drop what was scanned, read it strictly
+    parsed = _run(run, position)
+    scan.add(parsed.table)
+    return scan, parsed.run_id, parsed.source
 
 
 def _run(run: RunInput, position: int) -> TrecRun:

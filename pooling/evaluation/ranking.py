@@ -104,19 +104,88 @@ def take_rows(array: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Array:
     return taken.take(pa.array(inverse))
 
 
+class RunScan:
+    """A run's rows as they stream in, with the per-row work done piece by piece.
+
+    Each piece's rows get their qrels topic, their (topic, doc_id) key and their match in
+    the qrels (confirmed on the strings) while the reader parses the next piece. The arrays
+    grow by doubling: one final copy of millions of keys would raise the memory peak.
+    """
+
+    def __init__(self, qrels: QrelsIndex):
+        self.qrels = qrels
+        self.rows = 0
+        self.covered = np.zeros(len(qrels.topics), bool)
+        self.doc_chunks: list[pa.Array] = []
+        self._qtopic = np.empty(0, np.int32)
+        self._keys = np.empty(0, np.uint64)
+        self._score = np.empty(0, np.float64)
+        self._matches: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, table: pa.Table) -> None:
+        """Take one piece: columns query_id, doc_id, score."""
+        n = table.num_rows
+        qtopic, covered = run_topic_index(table.column("query_id"), self.qrels)
+        self.covered |= covered
+        doc_id = table.column("doc_id")
+        keys, rows, qrow = self.qrels.keys_and_matches(doc_id, qtopic)
+        rows, qrow = _confirm(self.qrels, rows, qrow, doc_id, qtopic)
+        self._reserve(self.rows + n)
+        end = self.rows + n
+        self._qtopic[self.rows : end] = qtopic
+        self._keys[self.rows : end] = keys
+        self._score[self.rows : end] = pc.cast(table.column("score"), pa.float64()).to_numpy()
+        self._matches.append((rows + self.rows, qrow))
+        self.doc_chunks.extend(doc_id.chunks if isinstance(doc_id, pa.ChunkedArray) else [doc_id])
+        self.rows = end
+
+    def _reserve(self, size: int) -> None:
+        if size > len(self._keys):
+            room = max(size, 2 * len(self._keys))
+            for name in ("_qtopic", "_keys", "_score"):
+                old = getattr(self, name)
+                new = np.empty(room, old.dtype)
+                new[: self.rows] = old[: self.rows]
+                setattr(self, name, new)
+
+    @property
+    def qtopic(self) -> np.ndarray:
+        return self._qtopic[: self.rows]
+
+    @property
+    def keys(self) -> np.ndarray:
+        return self._keys[: self.rows]
+
+    @property
+    def score(self) -> np.ndarray:
+        return self._score[: self.rows]
+
+    @property
+    def doc_id(self) -> pa.ChunkedArray:
+        kind = self.doc_chunks[0].type if self.doc_chunks else pa.string()
+        return pa.chunked_array(self.doc_chunks, kind)
+
+    def matches(self) -> tuple[np.ndarray, np.ndarray]:
+        """(run rows that are judged, their qrels rows)."""
+        if not self._matches:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        return (np.concatenate([m[0] for m in self._matches]),
+                np.concatenate([m[1] for m in self._matches]))
+
+
 def build_ranking(
     qrels: QrelsIndex,
     plan: TopicPlan,
-    qtopic: np.ndarray,
-    doc_id: pa.ChunkedArray | pa.Array,
-    score: np.ndarray,
+    scan: RunScan,
     *,
     max_docs: int | None,
     run_id: str,
     run_name: str,
 ) -> Ranking:
-    """Rank a run's rows (qrels topic per row, doc_id, score) for the planned topics."""
+    """Rank a scanned run's rows for the planned topics."""
     num_topics = len(plan.topics)
+    qtopic, keys, score, doc_id = scan.qtopic, scan.keys, scan.score, scan.doc_id
+    rows, qrow = scan.matches()
     if num_topics == len(qrels.topics):  # every qrels topic: evaluated index = qrels index
         t = qtopic
     else:
@@ -126,11 +195,10 @@ def build_ranking(
     keep = t >= 0
     if not keep.all():
         doc_id = doc_id.filter(pa.array(keep))
-        t, score, qtopic = t[keep], score[keep], qtopic[keep]
+        t, score, keys = t[keep], score[keep], keys[keep]
+        ok = keep[rows]
+        rows, qrow = (np.cumsum(keep) - 1)[rows[ok]], qrow[ok]
     _check_qrels_duplicates(qrels, plan)
-
-    keys, rows, qrow = qrels.keys_and_matches(doc_id, qtopic)
-    rows, qrow = _confirm(qrels, rows, qrow, doc_id, qtopic)
     del qtopic
 
     perm, topic_change = _score_order(t, score)

@@ -10,7 +10,11 @@ anything else through a vectorised whitespace tokenizer that reports every bad l
 
 from __future__ import annotations
 
+import queue
 import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,44 +66,137 @@ def read_qrels(path: PathLike) -> pa.Table:
 # --------------------------------------------------------------------------- runs
 
 
-def _read_run_fast(path: PathLike) -> tuple[pa.Table, str] | None:
-    """pyarrow's CSV reader for the common clean case; None when the file needs the slow path.
+_PIECE = 16 << 20  # bytes of text parsed at a time by the streaming run reader
+_RUN_CSV = dict(
+    read_options=pcsv.ReadOptions(column_names=_RUN_FIELDS, block_size=1 << 22),
+    parse_options=pcsv.ParseOptions(
+        delimiter=" ", quote_char=False, escape_char=False, double_quote=False
+    ),
+    convert_options=pcsv.ConvertOptions(
+        column_types={"query_id": _DICT, "doc_id": pa.string(), "score": pa.float64()},
+        include_columns=["query_id", "doc_id", "score"],
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    ),
+)
 
-    Clean means single spaces and six fields on every line, no comments, no blank fields in
-    the columns read. (A five-token line padded by a doubled space into an empty iter, rank
-    or tag field is accepted here, where trec_eval would call it malformed.)
+
+def scan_run(path: PathLike, on_piece: Callable[[pa.Table], None]) -> str | None:
+    """Stream a clean run file to `on_piece` a few hundred thousand lines at a time.
+
+    Returns the run tag, or None when the file needs the slow path (stdin, or not clean: see
+    `_clean`); pieces already handed over must then be discarded by the caller. A background
+    thread parses the next piece while `on_piece` works on this one, so the caller's per-row
+    work overlaps with parsing. Clean means single spaces and six fields on every line, no
+    comments, no blank fields in the columns read. (A five-token line padded by a doubled
+    space into an empty iter, rank or tag field is accepted here, where trec_eval would call
+    it malformed.)
     """
     if str(path) == "-":
         return None
-    with open(path, "rb") as fh:
-        gzipped = fh.read(2) == b"\x1f\x8b"
-    data = gunzip_if_needed(Path(path).read_bytes()) if gzipped else None
-    try:
-        table = pcsv.read_csv(
-            pa.BufferReader(data) if data is not None else str(path),
-            read_options=pcsv.ReadOptions(column_names=_RUN_FIELDS, block_size=1 << 22),
-            parse_options=pcsv.ParseOptions(
-                delimiter=" ", quote_char=False, escape_char=False, double_quote=False
-            ),
-            convert_options=pcsv.ConvertOptions(
-                column_types={"query_id": _DICT, "doc_id": pa.string(), "score": pa.float64()},
-                include_columns=["query_id", "doc_id", "score"],
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
-        return None
-    if table.num_rows == 0 or not _clean(table):
-        return None
-    tail = data[-65536:] if data is not None else _tail(path)
-    run_id = _last_tag(tail)
+    tail = b""
+    with _parsed_pieces(path) as pieces:
+        for table, text in pieces:
+            if table is None or not _clean(table):
+                return None
+            if table.num_rows:
+                tail = bytes(text[-65536:])
+                on_piece(table)
+    return _last_tag(tail) if tail else None
+
+
+def _read_run_fast(path: PathLike) -> tuple[pa.Table, str] | None:
+    """The whole clean run as one table (see `scan_run`); None when it needs the slow path."""
+    pieces: list[pa.Table] = []
+    run_id = scan_run(path, pieces.append)
     if run_id is None:
         return None
+    table = pa.concat_tables(pieces)
+    del pieces
     # One contiguous score array now, so the engine's NumPy view of it costs no second copy.
     # (doc_id stays chunked: combining it would double its memory at the peak.)
     score = table.column("score").combine_chunks()
     return table.set_column(2, "score", pa.chunked_array([score])), run_id
+
+
+@contextmanager
+def _parsed_pieces(path: PathLike) -> Iterator[Iterator[tuple[pa.Table | None, bytes]]]:
+    """(table, text) per piece of the file, parsed one piece ahead in a background thread.
+
+    table is None when pyarrow refuses the piece (the file needs the slow path).
+    """
+    ahead: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for text in _text_pieces(path):
+                if stop.is_set():
+                    return
+                try:
+                    table = pcsv.read_csv(pa.BufferReader(text), **_RUN_CSV)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
+                    ahead.put((None, text))
+                    return
+                ahead.put((table, text))
+            ahead.put(None)
+        except BaseException as exc:  # handed to the consumer, raised there
+            ahead.put(exc)
+
+    def consume() -> Iterator[tuple[pa.Table | None, bytes]]:
+        while (item := ahead.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            if item[0] is None:
+                return
+
+    worker = threading.Thread(target=produce, name="run-reader", daemon=True)
+    worker.start()
+    try:
+        yield consume()
+    finally:
+        stop.set()
+        while worker.is_alive():  # unblock a producer waiting to hand over a piece
+            try:
+                ahead.get(timeout=0.01)
+            except queue.Empty:
+                pass
+        worker.join()
+
+
+def _text_pieces(path: PathLike) -> Iterator[memoryview]:
+    """The file's bytes (gunzipped) in pieces of about `_PIECE` bytes, each ending a line."""
+    with open(path, "rb") as fh:
+        gzipped = fh.read(2) == b"\x1f\x8b"
+        if gzipped:
+            raw = gunzip_if_needed(Path(path).read_bytes())
+            begin = 0
+            while begin < len(raw):
+                end = raw.rfind(b"\n", begin, begin + _PIECE) + 1
+                if end <= begin or begin + _PIECE >= len(raw):  # no newline yet, or the end
+                    nxt = raw.find(b"\n", begin + _PIECE) if begin + _PIECE < len(raw) else -1
+                    end = len(raw) if nxt < 0 else nxt + 1
+                yield memoryview(raw)[begin:end]
+                begin = end
+            return
+        fh.seek(0)
+        carry = b""
+        while True:
+            buf = bytearray(len(carry) + _PIECE)
+            buf[: len(carry)] = carry
+            n = fh.readinto(memoryview(buf)[len(carry) :])
+            end = len(carry) + n
+            if n == 0:
+                if end:
+                    yield memoryview(buf)[:end]
+                return
+            cut = buf.rfind(b"\n", 0, end)
+            if cut < 0:  # one line longer than a piece: read on
+                carry = bytes(buf[:end])
+                continue
+            yield memoryview(buf)[: cut + 1]
+            carry = bytes(buf[cut + 1 : end])
 
 
 def _clean(table: pa.Table) -> bool:

@@ -86,3 +86,43 @@ def test_clean_qrels_file_reads_the_same_on_both_paths(tmp_path: Path):
     path = tmp_path / "qrels"
     path.write_bytes(text)
     assert read_qrels(path).to_pylist() == parse_qrels(text).to_pylist()
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("piece", [1, 7, 64, 1000])
+def test_a_run_streamed_in_small_pieces_is_the_whole_file(tmp_path: Path, monkeypatch, gzipped, piece):
+    # Pieces are cut at newlines; a piece size below one line (1, 7) makes every cut a
+    # "read on past the piece" case, and the last line has no final newline.
+    import gzip
+
+    from pooling.evaluation import trec_input
+
+    lines = [f"q{i // 7} Q0 doc{i * 37 % 101} {i} {(i % 5) / 4} tag{i % 3}" for i in range(60)]
+    text = ("\n".join(lines)).encode()
+    path = tmp_path / "run"
+    path.write_bytes(gzip.compress(text) if gzipped else text)
+    monkeypatch.setattr(trec_input, "_PIECE", piece)
+    pieces = []
+    run_id = trec_input.scan_run(path, pieces.append)
+    slow = parse_run(text)
+    assert run_id == slow.run_id == "tag2"
+    assert piece >= 1000 or len(pieces) > 1
+    for column in ("query_id", "doc_id", "score"):
+        got = [v for p in pieces for v in p.column(column).to_pylist()]
+        assert got == slow.table.column(column).to_pylist()
+
+
+def test_an_unclean_piece_late_in_the_file_sends_the_whole_run_to_the_strict_reader(
+    tmp_path: Path, monkeypatch
+):
+    from pooling.evaluation import trec_input
+
+    text = b"q1 Q0 d1 1 2.5 tag\n" * 50 + b"q1 Q0 d9 1 2.5\n"
+    path = tmp_path / "run"
+    path.write_bytes(text)
+    monkeypatch.setattr(trec_input, "_PIECE", 100)
+    seen = []
+    assert trec_input.scan_run(path, seen.append) is None
+    assert seen  # earlier pieces were handed over: the caller drops them
+    with pytest.raises(FormatError, match="run:51"):
+        read_run(path)
