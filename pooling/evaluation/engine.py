@@ -172,7 +172,7 @@ def _evaluate_run(
     plan = plan_topics(candidates, scan.covered, index.topics, missing_topics, source)
     if len(plan.topics) == 0:
         raise NoTopicsError(f"run {source} shares no topic with the qrels; check the query_ids")
-    if np.isnan(scan.score).any():
+    if scan.has_nan:
         raise EvaluationError(f"run {source} has NaN scores; scores must be numbers")
     ranking = build_ranking(index, plan, scan, max_docs=max_docs, run_id=run_id, run_name=source)
     return _compute(ranking, wanted, relevance_level, missing_topics)
@@ -271,6 +271,8 @@ def _scan(run: RunInput, position: int, index: QrelsIndex) -> tuple[RunScan, str
     scan = RunScan(index)
     if isinstance(run, (str, os.PathLike)):
         run_id = scan_run(run, scan.add)
+        # The pieces' columns not kept (query_id, score) go back from Arrow's pool to the OS.
+        pa.default_memory_pool().release_unused()
         if run_id is not None:
             return scan, run_id, display_name(run)
         scan = RunScan(index)  # not a clean file: drop what was scanned, read it strictly

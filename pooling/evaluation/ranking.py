@@ -109,12 +109,14 @@ class RunScan:
 
     Each piece's rows get their qrels topic, their (topic, doc_id) key and their match in
     the qrels (confirmed on the strings) while the reader parses the next piece. The arrays
-    grow by doubling: one final copy of millions of keys would raise the memory peak.
+    are sized from the share of the file read so far: growing them by copies, or joining
+    pieces at the end, would raise the memory peak by millions of keys.
     """
 
     def __init__(self, qrels: QrelsIndex):
         self.qrels = qrels
         self.rows = 0
+        self.has_nan = False
         self.covered = np.zeros(len(qrels.topics), bool)
         self.doc_chunks: list[pa.Array] = []
         self._qtopic = np.empty(0, np.int32)
@@ -122,48 +124,44 @@ class RunScan:
         self._score = np.empty(0, np.float64)
         self._matches: list[tuple[np.ndarray, np.ndarray]] = []
 
-    def add(self, table: pa.Table) -> None:
-        """Take one piece: columns query_id, doc_id, score."""
+    def add(self, table: pa.Table, share: float = 1.0) -> None:
+        """Take one piece (columns query_id, doc_id, score); `share` of the run seen so far."""
         n = table.num_rows
         qtopic, covered = run_topic_index(table.column("query_id"), self.qrels)
         self.covered |= covered
         doc_id = table.column("doc_id")
         keys, rows, qrow = self.qrels.keys_and_matches(doc_id, qtopic)
         rows, qrow = _confirm(self.qrels, rows, qrow, doc_id, qtopic)
-        self._reserve(self.rows + n)
         end = self.rows + n
+        self._reserve(end, int(end / share * 1.02) + 1024 if 0 < share < 1 else end)
         self._qtopic[self.rows : end] = qtopic
         self._keys[self.rows : end] = keys
-        self._score[self.rows : end] = pc.cast(table.column("score"), pa.float64()).to_numpy()
+        score = self._score[self.rows : end]
+        score[:] = pc.cast(table.column("score"), pa.float64()).to_numpy()
+        self.has_nan = self.has_nan or bool(np.isnan(score).any())
         self._matches.append((rows + self.rows, qrow))
         self.doc_chunks.extend(doc_id.chunks if isinstance(doc_id, pa.ChunkedArray) else [doc_id])
         self.rows = end
 
-    def _reserve(self, size: int) -> None:
-        if size > len(self._keys):
-            room = max(size, 2 * len(self._keys))
+    def _reserve(self, size: int, expected: int) -> None:
+        if size > len(self._keys):  # np.empty: room never written takes no memory
+            room = max(size, expected, int(1.25 * len(self._keys)))
             for name in ("_qtopic", "_keys", "_score"):
                 old = getattr(self, name)
                 new = np.empty(room, old.dtype)
                 new[: self.rows] = old[: self.rows]
                 setattr(self, name, new)
 
-    @property
-    def qtopic(self) -> np.ndarray:
-        return self._qtopic[: self.rows]
-
-    @property
-    def keys(self) -> np.ndarray:
-        return self._keys[: self.rows]
-
-    @property
-    def score(self) -> np.ndarray:
-        return self._score[: self.rows]
-
-    @property
-    def doc_id(self) -> pa.ChunkedArray:
+    def take(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.ChunkedArray]:
+        """(qtopic, keys, score, doc_id) of every row, handed over: the scan lets go of them,
+        so the ranking can free each one as soon as it is done with it."""
+        n = self.rows
         kind = self.doc_chunks[0].type if self.doc_chunks else pa.string()
-        return pa.chunked_array(self.doc_chunks, kind)
+        taken = (self._qtopic[:n], self._keys[:n], self._score[:n],
+                 pa.chunked_array(self.doc_chunks, kind))
+        self._qtopic, self._keys, self._score = (np.empty(0, a.dtype) for a in taken[:3])
+        self.doc_chunks = []
+        return taken
 
     def matches(self) -> tuple[np.ndarray, np.ndarray]:
         """(run rows that are judged, their qrels rows)."""
@@ -184,8 +182,8 @@ def build_ranking(
 ) -> Ranking:
     """Rank a scanned run's rows for the planned topics."""
     num_topics = len(plan.topics)
-    qtopic, keys, score, doc_id = scan.qtopic, scan.keys, scan.score, scan.doc_id
     rows, qrow = scan.matches()
+    qtopic, keys, score, doc_id = scan.take()
     if num_topics == len(qrels.topics):  # every qrels topic: evaluated index = qrels index
         t = qtopic
     else:

@@ -10,6 +10,7 @@ anything else through a vectorised whitespace tokenizer that reports every bad l
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import threading
@@ -81,9 +82,11 @@ _RUN_CSV = dict(
 )
 
 
-def scan_run(path: PathLike, on_piece: Callable[[pa.Table], None]) -> str | None:
+def scan_run(path: PathLike, on_piece: Callable[[pa.Table, float], None]) -> str | None:
     """Stream a clean run file to `on_piece` a few hundred thousand lines at a time.
 
+    `on_piece(table, share)` also gets the share of the file's bytes read so far, so the
+    caller can size its arrays once instead of growing them.
     Returns the run tag, or None when the file needs the slow path (stdin, or not clean: see
     `_clean`); pieces already handed over must then be discarded by the caller. A background
     thread parses the next piece while `on_piece` works on this one, so the caller's per-row
@@ -96,23 +99,23 @@ def scan_run(path: PathLike, on_piece: Callable[[pa.Table], None]) -> str | None
         return None
     tail = b""
     with _parsed_pieces(path) as pieces:
-        for table, text in pieces:
+        for table, text, share in pieces:
             if table is None or not _clean(table):
                 return None
             if table.num_rows:
                 tail = bytes(text[-65536:])
-                on_piece(table)
+                on_piece(table, share)
     return _last_tag(tail) if tail else None
 
 
 def _read_run_fast(path: PathLike) -> tuple[pa.Table, str] | None:
     """The whole clean run as one table (see `scan_run`); None when it needs the slow path."""
     pieces: list[pa.Table] = []
-    run_id = scan_run(path, pieces.append)
+    run_id = scan_run(path, lambda table, _: pieces.append(table))
     if run_id is None:
         return None
     table = pa.concat_tables(pieces)
-    del pieces
+    pieces.clear()
     # One contiguous score array now, so the engine's NumPy view of it costs no second copy.
     # (doc_id stays chunked: combining it would double its memory at the peak.)
     score = table.column("score").combine_chunks()
@@ -120,8 +123,10 @@ def _read_run_fast(path: PathLike) -> tuple[pa.Table, str] | None:
 
 
 @contextmanager
-def _parsed_pieces(path: PathLike) -> Iterator[Iterator[tuple[pa.Table | None, bytes]]]:
-    """(table, text) per piece of the file, parsed one piece ahead in a background thread.
+def _parsed_pieces(
+    path: PathLike,
+) -> Iterator[Iterator[tuple[pa.Table | None, memoryview, float]]]:
+    """(table, text, share of the file read) per piece, parsed one piece ahead in a thread.
 
     table is None when pyarrow refuses the piece (the file needs the slow path).
     """
@@ -130,20 +135,20 @@ def _parsed_pieces(path: PathLike) -> Iterator[Iterator[tuple[pa.Table | None, b
 
     def produce() -> None:
         try:
-            for text in _text_pieces(path):
+            for text, share in _text_pieces(path):
                 if stop.is_set():
                     return
                 try:
                     table = pcsv.read_csv(pa.BufferReader(text), **_RUN_CSV)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
-                    ahead.put((None, text))
+                    ahead.put((None, text, share))
                     return
-                ahead.put((table, text))
+                ahead.put((table, text, share))
             ahead.put(None)
         except BaseException as exc:  # handed to the consumer, raised there
             ahead.put(exc)
 
-    def consume() -> Iterator[tuple[pa.Table | None, bytes]]:
+    def consume() -> Iterator[tuple[pa.Table | None, memoryview, float]]:
         while (item := ahead.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
@@ -165,8 +170,9 @@ def _parsed_pieces(path: PathLike) -> Iterator[Iterator[tuple[pa.Table | None, b
         worker.join()
 
 
-def _text_pieces(path: PathLike) -> Iterator[memoryview]:
-    """The file's bytes (gunzipped) in pieces of about `_PIECE` bytes, each ending a line."""
+def _text_pieces(path: PathLike) -> Iterator[tuple[memoryview, float]]:
+    """The file's bytes (gunzipped) in pieces of about `_PIECE` bytes, each ending a line,
+    with the share of all the bytes read so far."""
     with open(path, "rb") as fh:
         gzipped = fh.read(2) == b"\x1f\x8b"
         if gzipped:
@@ -177,26 +183,29 @@ def _text_pieces(path: PathLike) -> Iterator[memoryview]:
                 if end <= begin or begin + _PIECE >= len(raw):  # no newline yet, or the end
                     nxt = raw.find(b"\n", begin + _PIECE) if begin + _PIECE < len(raw) else -1
                     end = len(raw) if nxt < 0 else nxt + 1
-                yield memoryview(raw)[begin:end]
+                yield memoryview(raw)[begin:end], end / len(raw)
                 begin = end
             return
+        size = max(os.fstat(fh.fileno()).st_size, 1)
         fh.seek(0)
         carry = b""
+        done = 0
         while True:
             buf = bytearray(len(carry) + _PIECE)
             buf[: len(carry)] = carry
             n = fh.readinto(memoryview(buf)[len(carry) :])
             end = len(carry) + n
+            done += n
             if n == 0:
                 if end:
-                    yield memoryview(buf)[:end]
+                    yield memoryview(buf)[:end], 1.0
                 return
             cut = buf.rfind(b"\n", 0, end)
             if cut < 0:  # one line longer than a piece: read on
                 carry = bytes(buf[:end])
                 continue
-            yield memoryview(buf)[: cut + 1]
             carry = bytes(buf[cut + 1 : end])
+            yield memoryview(buf)[: cut + 1], min((done - len(carry)) / size, 1.0)
 
 
 def _clean(table: pa.Table) -> bool:

@@ -102,11 +102,12 @@ def test_a_run_streamed_in_small_pieces_is_the_whole_file(tmp_path: Path, monkey
     path = tmp_path / "run"
     path.write_bytes(gzip.compress(text) if gzipped else text)
     monkeypatch.setattr(trec_input, "_PIECE", piece)
-    pieces = []
-    run_id = trec_input.scan_run(path, pieces.append)
+    pieces, shares = [], []
+    run_id = trec_input.scan_run(path, lambda table, share: (pieces.append(table), shares.append(share)))
     slow = parse_run(text)
     assert run_id == slow.run_id == "tag2"
     assert piece >= 1000 or len(pieces) > 1
+    assert shares == sorted(shares) and shares[-1] == 1.0 and 0 < shares[0]
     for column in ("query_id", "doc_id", "score"):
         got = [v for p in pieces for v in p.column(column).to_pylist()]
         assert got == slow.table.column(column).to_pylist()
@@ -122,7 +123,7 @@ def test_an_unclean_piece_late_in_the_file_sends_the_whole_run_to_the_strict_rea
     path.write_bytes(text)
     monkeypatch.setattr(trec_input, "_PIECE", 100)
     seen = []
-    assert trec_input.scan_run(path, seen.append) is None
+    assert trec_input.scan_run(path, lambda table, _: seen.append(table)) is None
     assert seen  # earlier pieces were handed over: the caller drops them
     with pytest.raises(FormatError, match="run:51"):
         read_run(path)
