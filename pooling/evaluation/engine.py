@@ -30,6 +30,9 @@ RunInput = str | os.PathLike[str] | pa.Table | TrecRun | Any
 # trec_eval -c zeroes these for topics missing from the run (by exact name, trec_eval.c:416-431)
 _RESET_ALWAYS = {"num_ret", "unj", "rbp_resid"}
 _RESET_BARE = {"utility", "relstring"}
+# A run this long hands Arrow's freed memory back before it is ranked (the memory peak);
+# for smaller runs that costs more time than it saves memory.
+_RELEASE_ROWS = 2_000_000
 
 
 # A schema, not an empty table: building tables at import time loads pandas (slow start-up).
@@ -271,12 +274,14 @@ def _scan(run: RunInput, position: int, index: QrelsIndex) -> tuple[RunScan, str
     scan = RunScan(index)
     if isinstance(run, (str, os.PathLike)):
         run_id = scan_run(run, scan.add)
-        # The pieces' columns not kept (query_id, score) go back from Arrow's pool to the OS.
-        pa.default_memory_pool().release_unused()
+        if scan.rows >= _RELEASE_ROWS:  # the pieces' dropped columns go back to the OS
+            pa.default_memory_pool().release_unused()
         if run_id is not None:
             return scan, run_id, display_name(run)
         scan = RunScan(index)  # not a clean file: drop what was scanned, read it strictly
-    parsed = _run(run, position)
+        parsed = read_run(run, fast=False)
+    else:
+        parsed = _run(run, position)
     scan.add(parsed.table)
     return scan, parsed.run_id, parsed.source
 

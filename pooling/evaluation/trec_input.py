@@ -49,12 +49,15 @@ class TrecRun:
     source: str
 
 
-def read_run(path: PathLike) -> TrecRun:
-    """Read a TREC run the way trec_eval 10.0 does (`-` is stdin, gzip is detected)."""
+def read_run(path: PathLike, *, fast: bool = True) -> TrecRun:
+    """Read a TREC run the way trec_eval 10.0 does (`-` is stdin, gzip is detected).
+
+    fast=False goes straight to the strict reader (for a file `scan_run` turned down).
+    """
     name = display_name(path)
-    fast = _read_run_fast(path)
-    if fast is not None:
-        return TrecRun(fast[0], fast[1], name)
+    clean = _read_run_fast(path) if fast else None
+    if clean is not None:
+        return TrecRun(clean[0], clean[1], name)
     return parse_run(read_bytes(path), name)
 
 

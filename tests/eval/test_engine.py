@@ -123,3 +123,32 @@ def test_several_runs_share_one_qrels_and_keep_their_order():
     ev = evaluate(QRELS, [a, b], ["map"], topics=["q1"])
     assert [r.run_id for r in ev.runs] == ["A", "B"]
     assert np.allclose([r.summary["map"] for r in ev.runs], [0.5, 0.0])
+
+
+@pytest.mark.parametrize("piece", [40, 300, 1 << 20])
+def test_a_run_file_scanned_in_pieces_scores_like_the_same_run_in_memory(tmp_path, monkeypatch, piece):
+    # Topics straddle pieces, scores tie within and across pieces, a topic the qrels lack
+    # sits in between, and (second file) an unclean last line sends the file to the strict
+    # reader after earlier pieces were scanned.
+    from pooling.evaluation import trec_input
+
+    rng = np.random.default_rng(7)
+    qrels_lines, run_lines = [], []
+    for q in ["q1", "q2", "zz", "q3"]:
+        docs = rng.choice(60, size=25, replace=False)
+        scores = np.sort(rng.integers(0, 6, size=25))[::-1]
+        run_lines += [f"{q} Q0 d{d} {i + 1} {s} tag" for i, (d, s) in enumerate(zip(docs, scores, strict=True))]
+        if q != "zz":
+            qrels_lines += [f"{q} 0 d{d} {rng.integers(-1, 3)}" for d in rng.choice(60, 20, replace=False)]
+    qrels = parse_qrels("\n".join(qrels_lines).encode())
+    text = "\n".join(run_lines) + "\n"
+    measures = ["map", "bpref", "ndcg_cut.5", "P.10", "recip_rank", "relstring", "num_ret"]
+    monkeypatch.setattr(trec_input, "_PIECE", piece)
+    for name, body in [("clean.run", text), ("unclean.run", text + "q3 Q0 d99 26 0 tag   \t\n")]:
+        path = tmp_path / name
+        path.write_text(body)
+        got = evaluate(qrels, path, measures, missing_topics="skip").runs[0]
+        expected = evaluate(qrels, parse_run(body.encode()), measures, missing_topics="skip").runs[0]
+        assert got.query_ids == expected.query_ids == ["q1", "q2", "q3"]
+        for measure, values in expected.per_query.items():
+            assert list(got.per_query[measure]) == list(values), (name, measure)
