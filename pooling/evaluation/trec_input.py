@@ -4,8 +4,9 @@ Runs: whitespace-separated `qid iter docno rank score tag [anything…]`, at lea
 blank lines and `#` comment lines skipped, scores read like C `atof`, `-` reads stdin.
 Qrels: exactly 4 fields, grades read like C `atol`, a blank line is an error, and only one
 `#` comment line is skipped before each data line (trec_eval's quirk, kept on purpose).
-Large clean runs (single spaces, 6 fields) go through pyarrow's multi-threaded CSV reader;
-anything else through a vectorised whitespace tokenizer that reports every bad line.
+Clean runs (single spaces, 6 fields) stream through pyarrow's multi-threaded CSV reader in
+pieces, so a caller can work on one piece while the next is parsed (`scan_run`); anything
+else goes through a vectorised whitespace tokenizer that reports every bad line.
 """
 
 from __future__ import annotations
@@ -225,13 +226,6 @@ def _clean(table: pa.Table) -> bool:
         return False
     score = table.column("score")
     return not (score.null_count or pc.any(pc.is_nan(score)).as_py())
-
-
-def _tail(path: PathLike, size: int = 65536) -> bytes:
-    with open(path, "rb") as fh:
-        fh.seek(0, 2)
-        fh.seek(max(0, fh.tell() - size))
-        return fh.read()
 
 
 def _last_tag(tail: bytes) -> str | None:
