@@ -250,12 +250,16 @@ def _measures(measures: str | Iterable[str | Measure]) -> list[Measure]:
 def _qrels_table(qrels: QrelsInput) -> pa.Table:
     if isinstance(qrels, (str, os.PathLike)):
         return read_qrels(qrels)
-    table = _as_table(qrels)
-    missing = {"query_id", "doc_id", "relevance"} - set(table.column_names)
+    return _with_columns(_as_table(qrels), "qrels", ["query_id", "doc_id", "relevance"], "")
+
+
+def _with_columns(table: pa.Table, what: str, needed: list[str], optional: str) -> pa.Table:
+    """The table, if it has the needed columns; else an error naming the missing ones."""
+    missing = set(needed) - set(table.column_names)
     if missing:
         raise EvaluationError(
-            f"qrels table lacks column(s) {', '.join(sorted(missing))}; "
-            "expected query_id, doc_id, relevance"
+            f"{what} table lacks column(s) {', '.join(sorted(missing))}; "
+            f"expected {', '.join(needed)}{optional}"
         )
     return table
 
@@ -287,17 +291,10 @@ def _scan(run: RunInput, position: int, index: QrelsIndex) -> tuple[RunScan, str
 
 
 def _run(run: RunInput, position: int) -> TrecRun:
+    """A run given in memory (paths are scanned by `_scan`) as a TrecRun."""
     if isinstance(run, TrecRun):
         return run
-    if isinstance(run, (str, os.PathLike)):
-        return read_run(run)
-    table = _as_table(run)
-    missing = {"query_id", "doc_id", "score"} - set(table.column_names)
-    if missing:
-        raise EvaluationError(
-            f"run table lacks column(s) {', '.join(sorted(missing))}; "
-            "expected query_id, doc_id, score[, tag]"
-        )
+    table = _with_columns(_as_table(run), "run", ["query_id", "doc_id", "score"], "[, tag]")
     run_id = f"run{position + 1}"
     if "tag" in table.column_names and table.num_rows:
         run_id = str(table.column("tag")[-1].as_py())

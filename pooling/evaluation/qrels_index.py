@@ -74,6 +74,11 @@ class QrelsIndex:
         self.seed, self.keys, self.key_order = self._keys()
         self.sorted_keys = self.keys[self.key_order]
 
+    @cached_property
+    def topic_array(self) -> pa.Array:
+        """The topics as an Arrow array, to look run query_ids up in (once per qrels)."""
+        return pa.array(self.topics, pa.string())
+
     def _keys(self) -> tuple[int, np.ndarray, np.ndarray]:
         """Keys with no collision between different judgments (retry with another seed)."""
         for seed in range(16):

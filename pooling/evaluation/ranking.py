@@ -65,7 +65,7 @@ def run_topic_index(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(qrels topic index of each run row or -1, bool per qrels topic: the run has lines)."""
     chunks = query_id.chunks if isinstance(query_id, pa.ChunkedArray) else [query_id]
-    topics = pa.array(qrels.topics, pa.string())
+    topics = qrels.topic_array
     covered = np.zeros(len(qrels.topics) + 1, bool)  # the extra slot absorbs -1
     parts = []
     for chunk in chunks:
