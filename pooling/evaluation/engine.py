@@ -18,7 +18,7 @@ from pooling.errors import EvaluationError
 from pooling.evaluation.qrels_index import QrelsIndex
 from pooling.evaluation.ranking import Ranking, RunScan, build_ranking
 from pooling.evaluation.topics import MissingTopics, candidate_topics, plan_topics
-from pooling.evaluation.trec_input import TrecRun, read_qrels, read_run, scan_run
+from pooling.evaluation.trec_input import RunReader, TrecRun, read_qrels, read_run
 from pooling.formats.source import display_name
 from pooling.measures import Kind, Measure, parse_measures
 from pooling.measures.context import MIN_GEO_MEAN, Context
@@ -143,19 +143,28 @@ def evaluate(
     if max_docs is not None and max_docs < 1:
         raise EvaluationError(f"max_docs (-M) must be >= 1 (got {max_docs})")
     wanted = _measures(measures)
-    index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(_qrels_table(qrels))
-    candidates = candidate_topics(index.topics, topics)
     runs = _run_list(run_or_runs)
     results = []
-    for position, run in enumerate(runs):
-        scan, run_id, source = _scan(run, position, index)
-        results.append(
-            _evaluate_run(
-                index, scan, run_id, source, candidates, wanted, missing_topics,
-                relevance_level, max_docs,
+    # Each run file is parsed in the background while the qrels, or the run before it, are
+    # being prepared or ranked.
+    ahead = _open_reader(runs, 0)
+    try:
+        index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(_qrels_table(qrels))
+        candidates = candidate_topics(index.topics, topics)
+        for position, run in enumerate(runs):
+            reader, ahead = ahead, None
+            scan, run_id, source = _scan(run, position, index, reader)
+            ahead = _open_reader(runs, position + 1)
+            results.append(
+                _evaluate_run(
+                    index, scan, run_id, source, candidates, wanted, missing_topics,
+                    relevance_level, max_docs,
+                )
             )
-        )
-        del scan
+            del scan
+    finally:
+        if ahead is not None:
+            ahead.close()
     columns = results[0].columns if results else []
     return Evaluation(results, wanted, missing_topics, relevance_level, max_docs, columns)
 
@@ -270,14 +279,24 @@ def _run_list(runs: RunInput | Sequence[RunInput]) -> list[RunInput]:
     return [runs]
 
 
-def _scan(run: RunInput, position: int, index: QrelsIndex) -> tuple[RunScan, str, str]:
+def _open_reader(runs: list[RunInput], position: int) -> RunReader | None:
+    """A background reader for runs[position] if that is a file."""
+    if position < len(runs) and isinstance(runs[position], (str, os.PathLike)):
+        return RunReader(runs[position])
+    return None
+
+
+def _scan(
+    run: RunInput, position: int, index: QrelsIndex, reader: RunReader | None
+) -> tuple[RunScan, str, str]:
     """(the run's rows scanned against the qrels, its run_id, its name for messages).
 
-    A run file is scanned while it is parsed (`scan_run`); other inputs in one piece.
+    A run file is scanned while its reader parses it (see `scan_run`); other inputs in
+    one piece.
     """
     scan = RunScan(index)
-    if isinstance(run, (str, os.PathLike)):
-        run_id = scan_run(run, scan.add)
+    if reader is not None:
+        run_id = reader.scan(scan.add)
         if scan.rows >= _RELEASE_ROWS:  # the pieces' dropped columns go back to the OS
             pa.default_memory_pool().release_unused()
         if run_id is not None:

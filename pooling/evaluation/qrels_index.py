@@ -79,6 +79,11 @@ class QrelsIndex:
         """The topics as an Arrow array, to look run query_ids up in (once per qrels)."""
         return pa.array(self.topics, pa.string())
 
+    @cached_property
+    def doc_bytes(self) -> pa.Array:
+        """doc_id as binary, to compare with run doc_ids read as bytes."""
+        return self.doc_id.cast(pa.binary())
+
     def _keys(self) -> tuple[int, np.ndarray, np.ndarray]:
         """Keys with no collision between different judgments (retry with another seed)."""
         for seed in range(16):

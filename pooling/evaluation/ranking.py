@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from pooling.errors import EvaluationError
 from pooling.evaluation.qrels_index import QrelsIndex, TopicQrels
 from pooling.evaluation.topics import TopicPlan
+from pooling.evaluation.trec_input import equal_runs
 
 
 class DuplicateDocsError(EvaluationError):
@@ -63,22 +64,35 @@ class Ranking:
 def run_topic_index(
     query_id: pa.ChunkedArray | pa.Array, qrels: QrelsIndex
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(qrels topic index of each run row or -1, bool per qrels topic: the run has lines)."""
+    """(qrels topic index of each run row or -1, bool per qrels topic: the run has lines).
+
+    Runs list a topic's lines together, so each run of equal query_ids is looked up once.
+    """
     chunks = query_id.chunks if isinstance(query_id, pa.ChunkedArray) else [query_id]
     topics = qrels.topic_array
     covered = np.zeros(len(qrels.topics) + 1, bool)  # the extra slot absorbs -1
     parts = []
     for chunk in chunks:
-        if not pa.types.is_dictionary(chunk.type):
-            chunk = pc.cast(chunk, pa.string()).dictionary_encode()
-        values = pc.cast(chunk.dictionary, pa.string())
-        mapping = pc.fill_null(pc.index_in(values, value_set=topics), -1)
+        if pa.types.is_dictionary(chunk.type):
+            values, codes, sizes = chunk.dictionary, chunk.indices.to_numpy(zero_copy_only=False), None
+        else:
+            if pa.types.is_run_end_encoded(chunk.type) and chunk.offset:
+                chunk = pc.run_end_decode(chunk)  # a slice: its run ends are not its own
+            if pa.types.is_run_end_encoded(chunk.type):
+                values, ends = chunk.values, chunk.run_ends.to_numpy(zero_copy_only=False)
+            else:
+                values, ends = equal_runs(chunk)
+            sizes = np.diff(ends, prepend=0)
+        mapping = pc.fill_null(pc.index_in(pc.cast(values, pa.string()), value_set=topics), -1)
         mapping = mapping.to_numpy(zero_copy_only=False).astype(np.int32)
-        indices = chunk.indices.to_numpy(zero_copy_only=False)
-        if len(mapping):
-            used = np.bincount(indices, minlength=len(mapping)) > 0
-            covered[mapping[used]] = True
-            parts.append(mapping[indices])
+        if not len(mapping):
+            continue
+        if sizes is None:
+            covered[mapping[np.bincount(codes, minlength=len(mapping)) > 0]] = True
+            parts.append(mapping[codes])
+        else:
+            covered[mapping] = True
+            parts.append(np.repeat(mapping, sizes))
     qtopic = np.concatenate(parts) if parts else np.empty(0, np.int32)
     return qtopic, covered[:-1]
 
@@ -252,7 +266,8 @@ def _confirm(
     So a key collision can never join a run row to the wrong judgment.
     """
     if len(rows):
-        same = pc.equal(take_rows(doc_id, rows), qrels.doc_id.take(pa.array(qrow)))
+        mine = pc.cast(take_rows(doc_id, rows), pa.binary())  # bytes, as trec_eval compares
+        same = pc.equal(mine, qrels.doc_bytes.take(pa.array(qrow)))
         ok = same.to_numpy(zero_copy_only=False) & (qrels.topic[qrow] == qtopic[rows])
         rows, qrow = rows[ok], qrow[ok]
     return rows, qrow
@@ -445,6 +460,7 @@ class _DuplicateCheck:
         docs = take_rows(docs_in_order, suspects).to_pylist()
         seen: set[tuple[int, str]] = set()
         found: list[tuple[int, str]] = []
+        docs = [d.decode(errors="replace") if isinstance(d, bytes) else d for d in docs]
         for topic, doc in zip(t[suspects].tolist(), docs, strict=True):
             if (topic, doc) in seen:
                 found.append((topic, doc))

@@ -16,7 +16,6 @@ import queue
 import re
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,6 @@ import pyarrow.csv as pcsv
 from pooling.errors import FormatError, Problem
 from pooling.formats.source import PathLike, display_name, gunzip_if_needed, read_bytes
 
-_DICT = pa.dictionary(pa.int32(), pa.string())
 _QRELS_FIELDS = ["query_id", "iter", "doc_id", "relevance"]
 _RUN_FIELDS = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
 _ATOF = re.compile(rb"^\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.I)
@@ -77,8 +75,10 @@ _RUN_CSV = dict(
     parse_options=pcsv.ParseOptions(
         delimiter=" ", quote_char=False, escape_char=False, double_quote=False
     ),
+    # doc_id as bytes: trec_eval compares doc_ids as bytes, and skipping UTF-8 validation
+    # and dictionary-encoding of query_id cuts the parse by a third.
     convert_options=pcsv.ConvertOptions(
-        column_types={"query_id": _DICT, "doc_id": pa.string(), "score": pa.float64()},
+        column_types={"query_id": pa.string(), "doc_id": pa.binary(), "score": pa.float64()},
         include_columns=["query_id", "doc_id", "score"],
         strings_can_be_null=False,
         quoted_strings_can_be_null=False,
@@ -89,27 +89,108 @@ _RUN_CSV = dict(
 def scan_run(path: PathLike, on_piece: Callable[[pa.Table, float], None]) -> str | None:
     """Stream a clean run file to `on_piece` a few hundred thousand lines at a time.
 
+    Each piece has columns query_id (run-end encoded strings: a run's lines come grouped by
+    topic, so each group's query_id is handled once), doc_id (binary: trec_eval's doc_ids
+    are bytes, so they are neither validated nor decoded) and score (float64).
+
     `on_piece(table, share)` also gets the share of the file's bytes read so far, so the
     caller can size its arrays once instead of growing them.
     Returns the run tag, or None when the file needs the slow path (stdin, or not clean: see
     `_clean`); pieces already handed over must then be discarded by the caller. A background
     thread parses the next piece while `on_piece` works on this one, so the caller's per-row
     work overlaps with parsing. Clean means single spaces and six fields on every line, no
-    comments, no blank fields in the columns read. (A five-token line padded by a doubled
-    space into an empty iter, rank or tag field is accepted here, where trec_eval would call
-    it malformed.)
+    tab, CR, VT or FF, no comments, no blank fields in the columns read. (A five-token line
+    padded by a doubled space into an empty iter, rank or tag field is accepted here, where
+    trec_eval would call it malformed.)
     """
-    if str(path) == "-":
+    with RunReader(path) as reader:
+        return reader.scan(on_piece)
+
+
+class RunReader:
+    """A run file parsed piece by piece in a background thread from the moment it is opened.
+
+    Opening the next run before the current one is ranked lets its parsing overlap that
+    work; `scan` then hands the pieces over (see `scan_run`). The thread stays at most one
+    piece ahead of the consumer. Stdin is never read here (`scan` returns None).
+    """
+
+    def __init__(self, path: PathLike):
+        self.path = path
+        self._ahead: queue.Queue = queue.Queue(maxsize=1)
+        self._stop = threading.Event()
+        self._worker: threading.Thread | None = None
+        if str(path) != "-":
+            self._worker = threading.Thread(target=self._produce, name="run-reader", daemon=True)
+            self._worker.start()
+
+    def __enter__(self) -> RunReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def scan(self, on_piece: Callable[[pa.Table, float], None]) -> str | None:
+        """Hand every piece to `on_piece`; the run tag, or None if the file needs the slow path."""
+        if self._worker is None:
+            return None
+        try:
+            tail = b""
+            while (item := self._ahead.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                table, text, share = item
+                if table is None:
+                    return None
+                if table.num_rows:
+                    tail = bytes(text[-65536:])
+                    on_piece(table, share)
+            return _last_tag(tail) if tail else None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the thread (it may be waiting to hand over a piece) and wait for it."""
+        if self._worker is None:
+            return
+        self._stop.set()
+        while self._worker.is_alive():
+            try:
+                self._ahead.get(timeout=0.01)
+            except queue.Empty:
+                pass
+        self._worker.join()
+        self._worker = None
+
+    def _produce(self) -> None:
+        """Parse pieces into the queue: (table, text, share), (None, …) when the file is not
+        clean, None at the end, or the exception to raise in the consumer."""
+        ahead = self._ahead
+        try:
+            for raw, begin, end, share in _text_pieces(self.path):
+                if self._stop.is_set():
+                    return
+                text = memoryview(raw)[begin:end]
+                table = None if _odd_whitespace(raw, begin, end) else _parse_piece(text)
+                if table is None:
+                    ahead.put((None, text, share))
+                    return
+                ahead.put((table, text, share))
+            ahead.put(None)
+        except BaseException as exc:  # handed to the consumer, raised there
+            ahead.put(exc)
+
+
+def _parse_piece(text: memoryview) -> pa.Table | None:
+    """One piece as a table with query_id run-end encoded; None if it is not clean."""
+    try:
+        table = pcsv.read_csv(pa.BufferReader(text), **_RUN_CSV)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
         return None
-    tail = b""
-    with _parsed_pieces(path) as pieces:
-        for table, text, share in pieces:
-            if table is None or not _clean(table):
-                return None
-            if table.num_rows:
-                tail = bytes(text[-65536:])
-                on_piece(table, share)
-    return _last_tag(tail) if tail else None
+    if not table.num_rows:
+        return table
+    table = _grouped_query_ids(table)
+    return table if _clean(table) else None
 
 
 def _read_run_fast(path: PathLike) -> tuple[pa.Table, str] | None:
@@ -120,63 +201,21 @@ def _read_run_fast(path: PathLike) -> tuple[pa.Table, str] | None:
         return None
     table = pa.concat_tables(pieces)
     pieces.clear()
+    try:  # callers of the whole table get plain text columns (the scan keeps the bytes)
+        doc_id = pc.cast(table.column("doc_id"), pa.string())
+    except pa.ArrowInvalid:
+        return None  # not UTF-8: the strict reader says where
     # One contiguous score array now, so the engine's NumPy view of it costs no second copy.
     # (doc_id stays chunked: combining it would double its memory at the peak.)
     score = table.column("score").combine_chunks()
-    return table.set_column(2, "score", pa.chunked_array([score])), run_id
+    query_id = pc.run_end_decode(table.column("query_id"))
+    return pa.table({"query_id": query_id, "doc_id": doc_id,
+                     "score": pa.chunked_array([score])}), run_id
 
 
-@contextmanager
-def _parsed_pieces(
-    path: PathLike,
-) -> Iterator[Iterator[tuple[pa.Table | None, memoryview, float]]]:
-    """(table, text, share of the file read) per piece, parsed one piece ahead in a thread.
-
-    table is None when pyarrow refuses the piece (the file needs the slow path).
-    """
-    ahead: queue.Queue = queue.Queue(maxsize=1)
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            for text, share in _text_pieces(path):
-                if stop.is_set():
-                    return
-                try:
-                    table = pcsv.read_csv(pa.BufferReader(text), **_RUN_CSV)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
-                    ahead.put((None, text, share))
-                    return
-                ahead.put((table, text, share))
-            ahead.put(None)
-        except BaseException as exc:  # handed to the consumer, raised there
-            ahead.put(exc)
-
-    def consume() -> Iterator[tuple[pa.Table | None, memoryview, float]]:
-        while (item := ahead.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-            if item[0] is None:
-                return
-
-    worker = threading.Thread(target=produce, name="run-reader", daemon=True)
-    worker.start()
-    try:
-        yield consume()
-    finally:
-        stop.set()
-        while worker.is_alive():  # unblock a producer waiting to hand over a piece
-            try:
-                ahead.get(timeout=0.01)
-            except queue.Empty:
-                pass
-        worker.join()
-
-
-def _text_pieces(path: PathLike) -> Iterator[tuple[memoryview, float]]:
-    """The file's bytes (gunzipped) in pieces of about `_PIECE` bytes, each ending a line,
-    with the share of all the bytes read so far."""
+def _text_pieces(path: PathLike) -> Iterator[tuple[bytes | bytearray, int, int, float]]:
+    """The file's bytes (gunzipped) in pieces of about `_PIECE` bytes, each ending a line:
+    (buffer, begin, end) of the piece, with the share of all the bytes read so far."""
     with open(path, "rb") as fh:
         gzipped = fh.read(2) == b"\x1f\x8b"
         if gzipped:
@@ -187,7 +226,7 @@ def _text_pieces(path: PathLike) -> Iterator[tuple[memoryview, float]]:
                 if end <= begin or begin + _PIECE >= len(raw):  # no newline yet, or the end
                     nxt = raw.find(b"\n", begin + _PIECE) if begin + _PIECE < len(raw) else -1
                     end = len(raw) if nxt < 0 else nxt + 1
-                yield memoryview(raw)[begin:end], end / len(raw)
+                yield raw, begin, end, end / len(raw)
                 begin = end
             return
         size = max(os.fstat(fh.fileno()).st_size, 1)
@@ -202,25 +241,51 @@ def _text_pieces(path: PathLike) -> Iterator[tuple[memoryview, float]]:
             done += n
             if n == 0:
                 if end:
-                    yield memoryview(buf)[:end], 1.0
+                    yield buf, 0, end, 1.0
                 return
             cut = buf.rfind(b"\n", 0, end)
             if cut < 0:  # one line longer than a piece: read on
                 carry = bytes(buf[:end])
                 continue
             carry = bytes(buf[cut + 1 : end])
-            yield memoryview(buf)[: cut + 1], min((done - len(carry)) / size, 1.0)
+            yield buf, 0, cut + 1, min((done - len(carry)) / size, 1.0)
+
+
+def _odd_whitespace(raw: bytes | bytearray, begin: int, end: int) -> bool:
+    """A tab, CR, VT or FF in raw[begin:end]: trec_eval splits fields on them, the CSV
+    reader (single spaces) would not."""
+    return any(raw.find(c, begin, end) >= 0 for c in (b"\t", b"\r", b"\v", b"\f"))
+
+
+def _grouped_query_ids(table: pa.Table) -> pa.Table:
+    """The piece with query_id run-end encoded (runs of equal query_ids)."""
+    values, ends = equal_runs(table.column("query_id").combine_chunks())
+    encoded = pa.RunEndEncodedArray.from_arrays(pa.array(ends.astype(np.int32)), values)
+    return table.set_column(0, "query_id", encoded)
+
+
+def equal_runs(values: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """(value of each run of equal adjacent values, the row where each run ends)."""
+    n = len(values)
+    if n == 0:
+        return values, np.empty(0, np.int64)
+    same = pc.fill_null(pc.equal(values.slice(1), values.slice(0, n - 1)), False)
+    ends = np.append(np.flatnonzero(~same.to_numpy(zero_copy_only=False)) + 1, n)
+    return values.take(pa.array(ends - 1)), ends
 
 
 def _clean(table: pa.Table) -> bool:
-    """No empty or comment query_id, no empty doc_id, no missing or NaN score."""
-    for chunk in table.column("query_id").chunks:
-        values = chunk.dictionary
-        if len(values) and (
-            pc.any(pc.equal(pc.binary_length(values), 0)).as_py()
-            or pc.any(pc.starts_with(values, "#")).as_py()
-        ):
-            return False
+    """No empty or comment query_id, no empty doc_id, no missing or NaN score.
+
+    query_id is run-end encoded: a comment line's '#' token differs from its neighbours, so
+    it is one of the encoded values.
+    """
+    values = table.column("query_id").combine_chunks().values
+    if values.null_count or (len(values) and (
+        pc.min(pc.binary_length(values)).as_py() == 0
+        or pc.any(pc.starts_with(values, "#")).as_py()
+    )):
+        return False
     doc_id = table.column("doc_id")
     if doc_id.null_count or pc.min(pc.binary_length(doc_id)).as_py() == 0:
         return False

@@ -110,7 +110,10 @@ def test_a_run_streamed_in_small_pieces_is_the_whole_file(tmp_path: Path, monkey
     assert shares == sorted(shares) and shares[-1] == 1.0 and 0 < shares[0]
     for column in ("query_id", "doc_id", "score"):
         got = [v for p in pieces for v in p.column(column).to_pylist()]
-        assert got == slow.table.column(column).to_pylist()
+        want = slow.table.column(column).to_pylist()
+        if column == "doc_id":  # the scan hands doc_ids over as bytes, as trec_eval reads them
+            want = [d.encode() for d in want]
+        assert got == want
 
 
 def test_an_unclean_piece_late_in_the_file_sends_the_whole_run_to_the_strict_reader(
@@ -127,3 +130,66 @@ def test_an_unclean_piece_late_in_the_file_sends_the_whole_run_to_the_strict_rea
     assert seen  # earlier pieces were handed over: the caller drops them
     with pytest.raises(FormatError, match="run:51"):
         read_run(path)
+
+
+@pytest.mark.parametrize("space", [b"\t", b"\r", b"\v", b"\f"])
+def test_a_tab_or_other_whitespace_inside_a_line_splits_fields_as_trec_eval_does(
+    tmp_path: Path, space
+):
+    # Split on single spaces only, `d2<TAB>1 0.1 1.0 t` would read as doc "d2\t1" with
+    # score 1.0; trec_eval reads doc d2, score 0.1 (its fields are split on any whitespace).
+    from pooling import evaluate
+
+    (tmp_path / "qrels").write_text("1 0 d1 1\n1 0 d2 0\n")
+    run = tmp_path / "run"
+    run.write_bytes(b"1 Q0 d2" + space + b"1 0.1 1.0 t\n1 Q0 d1 2 0.5 t\n")
+    result = evaluate(tmp_path / "qrels", run, ["map"])
+    assert result.runs[0].per_query["map"].tolist() == [1.0]
+
+
+def test_a_clean_run_with_doc_ids_that_are_not_utf8_is_evaluated_on_their_bytes(tmp_path: Path):
+    # trec_eval compares doc_ids as bytes; such a doc can never match a (UTF-8) judgment,
+    # but it still counts as retrieved and breaks ties by its bytes.
+    from pooling import evaluate
+
+    (tmp_path / "qrels").write_text("1 0 d1 1\n")
+    run = tmp_path / "run"
+    run.write_bytes(b"1 Q0 d\xff 1 1.0 t\n1 Q0 d1 2 1.0 t\n")  # tie: b"d\xff" > b"d1" first
+    result = evaluate(tmp_path / "qrels", run, ["map", "num_ret"])
+    assert result.runs[0].per_query["map"].tolist() == [0.5]
+    assert result.runs[0].per_query["num_ret"].tolist() == [2]
+
+
+def test_the_whole_run_read_from_a_clean_file_has_text_columns(tmp_path: Path):
+    path = tmp_path / "run"
+    path.write_bytes(b"q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 2.0 tag\nq2 Q0 d1 1 1.0 tag\n")
+    table = read_run(path).table
+    assert table.column("query_id").type == "string" and table.column("doc_id").type == "string"
+    assert table.column("query_id").to_pylist() == ["q1", "q1", "q2"]
+
+
+def test_a_comment_line_between_lines_of_one_topic_sends_the_run_to_the_strict_reader(
+    tmp_path: Path,
+):
+    from pooling.evaluation import trec_input
+
+    path = tmp_path / "run"
+    path.write_bytes(b"q1 Q0 d1 1 2.5 tag\n# note Q0 d 1 1 t\nq1 Q0 d2 2 2.0 tag\n")
+    assert trec_input.scan_run(path, lambda table, _: None) is None
+    assert read_run(path).table.column("doc_id").to_pylist() == ["d1", "d2"]
+
+
+def test_readers_opened_ahead_are_closed_when_an_earlier_run_fails(tmp_path: Path):
+    import threading
+
+    from pooling import evaluate
+    from pooling.errors import EvaluationError
+
+    (tmp_path / "qrels").write_text("1 0 d1 1\n2 0 d1 1\n")
+    (tmp_path / "short").write_text("1 Q0 d1 1 1.0 t\n")  # topic 2 missing: an error
+    (tmp_path / "full").write_text("1 Q0 d1 1 1.0 t\n2 Q0 d1 1 1.0 t\n")
+    with pytest.raises(EvaluationError, match="2"):
+        evaluate(tmp_path / "qrels", [tmp_path / "short", tmp_path / "full"], ["map"])
+    assert not [t for t in threading.enumerate() if t.name == "run-reader"]
+    both = evaluate(tmp_path / "qrels", [tmp_path / "full", tmp_path / "full"], ["map"])
+    assert [r.summary["map"] for r in both.runs] == [1.0, 1.0]
