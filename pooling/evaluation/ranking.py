@@ -10,7 +10,7 @@ in one pass and re-sorts only tie groups whose order can change a measure.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -220,13 +220,15 @@ def build_ranking(
         rows = inverse[rows]
         t, score, keys = t[perm], score[perm], keys[perm]
     duplicates = _DuplicateCheck(t, doc_id, perm, plan, qrels, run_name)
-    if max_docs is None:  # every row is kept: check now and free the keys before the layout
-        duplicates.check(keys, None, _topic_cut(t) if perm is None else 0)
-        del keys
-    layout = _Layout(t, score, rows, doc_id, perm, max_docs, topic_change)
-    del score
-    if max_docs is not None:
-        duplicates.check(keys, layout.kept(), 0)
+    with ThreadPoolExecutor(2) as pool:
+        if max_docs is None:  # every row is kept: sort the keys while the layout is made
+            sorting = duplicates.sort(pool, keys, None, _topic_cut(t) if perm is None else 0)
+            del keys
+        layout = _Layout(t, score, rows, doc_id, perm, max_docs, topic_change)
+        del score
+        if max_docs is not None:
+            sorting = duplicates.sort(pool, keys, layout.kept(), 0)
+        duplicates.check(*sorting)
 
     pos, pos_asc = layout.positions(rows)
     if max_docs is not None:
@@ -341,17 +343,22 @@ class _Layout:
 
     def _count_places(self, rows, starts, sizes):
         """Positions of judged rows in their tie groups by counting greater / smaller doc_ids."""
-        total = int(sizes.sum())
-        offsets = np.cumsum(sizes) - sizes
-        owner = np.repeat(np.arange(len(rows)), sizes)
-        members = np.repeat(starts, sizes) + (np.arange(total) - offsets[owner])
-        if total == 0:
+        if len(rows) == 0:
             return rows, rows, rows
-        # One gather from the (chunked) run column, then cheap gathers from that small copy.
-        needed, where = np.unique(np.concatenate([rows, members]), return_inverse=True)
-        local = self._docs(needed)
-        mine = local.take(pa.array(where[: len(rows)][owner]))
-        theirs = local.take(pa.array(where[len(rows) :]))
+        order = np.argsort(rows, kind="stable")  # groups in row order, each gathered once
+        rows, starts, sizes = rows[order], starts[order], sizes[order]
+        first = np.ones(len(rows), bool)
+        first[1:] = starts[1:] != starts[:-1]
+        group = np.cumsum(first) - 1
+        g_start, g_size = starts[first], sizes[first]
+        g_off = np.cumsum(g_size) - g_size  # where each group's members begin in `local`
+        members = np.repeat(g_start - g_off, g_size) + np.arange(int(g_size.sum()))
+        local = self._docs(members)  # members ascend: one pass over the run column
+        # Each judged row against every member of its group.
+        owner = np.repeat(np.arange(len(rows)), sizes)
+        p_off = np.cumsum(sizes) - sizes
+        theirs = local.take(pa.array(g_off[group][owner] + np.arange(len(owner)) - p_off[owner]))
+        mine = local.take(pa.array((g_off[group] + rows - starts)[owner]))
         greater = pc.greater(theirs, mine).to_numpy(zero_copy_only=False)
         less = pc.less(theirs, mine).to_numpy(zero_copy_only=False)
         base = starts - self._block_start_of(starts)
@@ -435,15 +442,25 @@ class _DuplicateCheck:
     qrels: QrelsIndex
     run_name: str
 
-    def check(self, keys: np.ndarray, kept: np.ndarray | None, cut: int) -> None:
-        """Sorts `keys` in place (the caller is done with them) to spare a copy of millions.
+    def sort(
+        self, pool: ThreadPoolExecutor, keys: np.ndarray, kept: np.ndarray | None, cut: int
+    ) -> tuple[np.ndarray, np.ndarray | None, int, list[Future]]:
+        """Start sorting `keys` in place (the caller is done with them: this spares a copy of
+        millions); `check` waits for it.
 
         With `cut` at a topic boundary the two halves sort on both cores: a duplicate pair
         always shares its topic, so no pair straddles the cut.
         """
         ordered = keys[kept] if kept is not None else keys
-        with ThreadPoolExecutor(2) as pool:
-            list(pool.map(np.ndarray.sort, [ordered[:cut], ordered[cut:]]))
+        halves = [pool.submit(np.ndarray.sort, part) for part in (ordered[:cut], ordered[cut:])]
+        return ordered, kept, cut, halves
+
+    def check(
+        self, ordered: np.ndarray, kept: np.ndarray | None, cut: int, halves: list[Future]
+    ) -> None:
+        """Once sorted, equal neighbours are duplicates (confirmed on the strings)."""
+        for half in halves:
+            half.result()
         same = ordered[1:] == ordered[:-1]
         if cut:
             same[cut - 1] = False
