@@ -316,24 +316,34 @@ class _Layout:
             new_group[1:] |= score[1:] != score[:-1]
         group_start = np.flatnonzero(new_group)
         del new_group
-        group_end = np.append(group_start[1:], n)
-        size = group_end - group_start
+        # Only the groups of judged rows are measured: arrays over all of the millions of
+        # groups would raise the memory peak.
         g = np.searchsorted(group_start, judged_rows, side="right") - 1
-        judged_in = np.bincount(g[size[g] > 1], minlength=len(group_start))
-        sort = judged_in > self._COUNT_LIMIT
+        size = self._group_end(group_start, g) - group_start[g]
+        tied = size > 1
+        groups, judged_in = np.unique(g[tied], return_counts=True)
+        chosen = groups[judged_in > self._COUNT_LIMIT]
         if max_docs is not None:
+            every = np.arange(len(group_start))
+            sizes = self._group_end(group_start, every) - group_start
             first = group_start - self._block_start_of(group_start)
-            sort |= (size > 1) & (first < max_docs) & (first + size > max_docs)
-        count = (judged_in > 0) & ~sort
-        chosen = np.flatnonzero(sort)
-        placed = [self._sort_groups(group_start[chosen], group_end[chosen])]
-        rows = judged_rows[count[g]]
-        placed.append(self._count_places(rows, group_start[g[count[g]]], size[g[count[g]]]))
+            cut = (sizes > 1) & (first < max_docs) & (first + sizes > max_docs)
+            chosen = np.union1d(chosen, every[cut])
+        count = tied & ~np.isin(g, chosen)
+        placed = [self._sort_groups(group_start[chosen], self._group_end(group_start, chosen))]
+        rows = judged_rows[count]
+        placed.append(self._count_places(rows, group_start[g[count]], size[count]))
         rows_all = np.concatenate([p[0] for p in placed])
         order = np.argsort(rows_all)
         self.sorted_rows = rows_all[order]
         self.sorted_pos = np.concatenate([p[1] for p in placed])[order]
         self.sorted_pos_asc = np.concatenate([p[2] for p in placed])[order]
+
+    def _group_end(self, group_start: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """The row after the last of each given group."""
+        later = groups + 1
+        last = later >= len(group_start)
+        return np.where(last, self.n, group_start[np.where(last, 0, later)])
 
     def _block_start_of(self, rows: np.ndarray) -> np.ndarray:
         return self.block_start[np.searchsorted(self.block_start, rows, side="right") - 1]
