@@ -7,6 +7,7 @@ run: query_id, doc_id, score[, tag]); the qrels are prepared once and shared by 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,16 +146,11 @@ def evaluate(
     wanted = _measures(measures)
     runs = _run_list(run_or_runs)
     results = []
-    # Each run file is parsed in the background while the qrels, or the run before it, are
-    # being prepared or ranked.
-    ahead = _open_reader(runs, 0)
-    try:
+    with _Readers(runs) as readers:
         index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(_qrels_table(qrels))
         candidates = candidate_topics(index.topics, topics)
         for position, run in enumerate(runs):
-            reader, ahead = ahead, None
-            scan, run_id, source = _scan(run, position, index, reader)
-            ahead = _open_reader(runs, position + 1)
+            scan, run_id, source = _scan(run, position, index, readers.take(position))
             results.append(
                 _evaluate_run(
                     index, scan, run_id, source, candidates, wanted, missing_topics,
@@ -162,9 +158,6 @@ def evaluate(
                 )
             )
             del scan
-    finally:
-        if ahead is not None:
-            ahead.close()
     columns = results[0].columns if results else []
     return Evaluation(results, wanted, missing_topics, relevance_level, max_docs, columns)
 
@@ -279,11 +272,53 @@ def _run_list(runs: RunInput | Sequence[RunInput]) -> list[RunInput]:
     return [runs]
 
 
-def _open_reader(runs: list[RunInput], position: int) -> RunReader | None:
-    """A background reader for runs[position] if that is a file."""
-    if position < len(runs) and isinstance(runs[position], (str, os.PathLike)):
-        return RunReader(runs[position])
-    return None
+class _Readers:
+    """Background readers for the run files, each opened when the one before has parsed its
+    file: a run is parsed while the qrels, or the runs before it, are scanned and ranked.
+
+    At most one reader runs at a time, so at most a couple of pieces wait in memory.
+    """
+
+    def __init__(self, runs: list[RunInput]):
+        self._runs = runs
+        self._open: dict[int, RunReader] = {}
+        self._lock = threading.RLock()  # a stdin reader calls `then` at once, in `_start`
+        self._closed = False
+        self._next = 0
+        self._start(0)
+
+    def _start(self, position: int) -> None:
+        """Open the reader of the first file at or after `position` (called from threads)."""
+        with self._lock:
+            while position < len(self._runs) and not isinstance(
+                self._runs[position], (str, os.PathLike)
+            ):
+                position += 1
+            if self._closed or position >= len(self._runs) or position < self._next:
+                return
+            self._next = position + 1
+            self._open[position] = RunReader(
+                self._runs[position], then=lambda: self._start(position + 1)
+            )
+
+    def take(self, position: int) -> RunReader | None:
+        """The reader of runs[position] (None if that run is not a file)."""
+        if isinstance(self._runs[position], (str, os.PathLike)):
+            self._start(position)  # not opened yet if an earlier reader was closed early
+        with self._lock:
+            return self._open.pop(position, None)
+
+    def __enter__(self) -> _Readers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._closed = True
+        while self._open:
+            with self._lock:
+                position = min(self._open)
+                reader = self._open.pop(position)
+            reader.close()
 
 
 def _scan(

@@ -115,14 +115,19 @@ class RunReader:
     piece ahead of the consumer. Stdin is never read here (`scan` returns None).
     """
 
-    def __init__(self, path: PathLike):
+    def __init__(self, path: PathLike, then: Callable[[], None] | None = None):
+        """`then` is called from the reader's thread once it has parsed the whole file (or
+        given up on it): the place to open the next file's reader."""
         self.path = path
+        self._then = then
         self._ahead: queue.Queue = queue.Queue(maxsize=1)
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
         if str(path) != "-":
             self._worker = threading.Thread(target=self._produce, name="run-reader", daemon=True)
             self._worker.start()
+        elif then is not None:
+            then()
 
     def __enter__(self) -> RunReader:
         return self
@@ -179,6 +184,9 @@ class RunReader:
             ahead.put(None)
         except BaseException as exc:  # handed to the consumer, raised there
             ahead.put(exc)
+        finally:
+            if self._then is not None and not self._stop.is_set():
+                self._then()
 
 
 def _parse_piece(text: memoryview) -> pa.Table | None:

@@ -152,3 +152,25 @@ def test_a_run_file_scanned_in_pieces_scores_like_the_same_run_in_memory(tmp_pat
         assert got.query_ids == expected.query_ids == ["q1", "q2", "q3"]
         for measure, values in expected.per_query.items():
             assert list(got.per_query[measure]) == list(values), (name, measure)
+
+
+def test_a_mix_of_files_tables_and_unclean_files_keeps_every_run_in_its_place(tmp_path):
+    # Files are parsed ahead in the background, each reader opening the next file's: a
+    # table in between, an unclean file (read strictly) and a missing file must not
+    # shift or drop a run, and the error of the missing one surfaces in its turn.
+    import threading
+
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\n")
+    files = {}
+    for name, doc in [("A", "a"), ("B", "b"), ("D", "a")]:
+        files[name] = tmp_path / name
+        files[name].write_text(f"q1 Q0 {doc} 1 1 {name}\n")
+    unclean = tmp_path / "C"
+    unclean.write_text("q1  Q0 b 1 1 C\n")  # a doubled space: the strict reader
+    inputs = [files["A"], run("q1 Q0 b 1 1 T\n"), unclean, files["B"], files["D"]]
+    ev = evaluate(tmp_path / "qrels", inputs, ["map"])
+    assert [r.run_id for r in ev.runs] == ["A", "T", "C", "B", "D"]
+    assert [r.summary["map"] for r in ev.runs] == [1.0, 0.0, 0.0, 0.0, 1.0]
+    with pytest.raises(FileNotFoundError):
+        evaluate(tmp_path / "qrels", [files["A"], tmp_path / "nope", files["B"]], ["map"])
+    assert not [t for t in threading.enumerate() if t.name == "run-reader"]
