@@ -4,7 +4,7 @@
 topics=...)` is the entry point; `format_trec` renders a run's result as trec_eval does.
 """
 
-from pooling.evaluation.engine import Column, Evaluation, RunEvaluation, evaluate
+from pooling.evaluation.engine import Column, Evaluation, RunEvaluation, RunStream, evaluate
 from pooling.evaluation.trec_format import format_trec
 
-__all__ = ["Column", "Evaluation", "RunEvaluation", "evaluate", "format_trec"]
+__all__ = ["Column", "Evaluation", "RunEvaluation", "RunStream", "evaluate", "format_trec"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from pooling.errors import EvaluationError
+from pooling.evaluation.ahead import Ahead
 from pooling.evaluation.qrels_index import QrelsIndex
 from pooling.evaluation.ranking import Ranking, RunScan, build_ranking
 from pooling.evaluation.topics import MissingTopics, candidate_topics, plan_topics
@@ -25,8 +26,23 @@ from pooling.measures import Kind, Measure, parse_measures
 from pooling.measures.context import MIN_GEO_MEAN, Context
 from pooling.measures.registry import ORDER
 
+
+@dataclass(frozen=True)
+class RunStream:
+    """A run arriving as Arrow batches (query_id, doc_id, score), e.g. out of a store.
+
+    Each batch is scanned while the next one is read. `rows` is the run's length, so the
+    scan sizes its arrays once.
+    """
+
+    batches: Callable[[], Iterator[pa.RecordBatch | pa.Table]]
+    rows: int
+    run_id: str
+    source: str
+
+
 QrelsInput = str | os.PathLike[str] | pa.Table | Any  # paths, Arrow tables, DataFrames
-RunInput = str | os.PathLike[str] | pa.Table | TrecRun | Any
+RunInput = str | os.PathLike[str] | pa.Table | TrecRun | RunStream | Any
 
 # trec_eval -c zeroes these for topics missing from the run (by exact name, trec_eval.c:416-431)
 _RESET_ALWAYS = {"num_ret", "unj", "rbp_resid"}
@@ -326,10 +342,19 @@ def _scan(
 ) -> tuple[RunScan, str, str]:
     """(the run's rows scanned against the qrels, its run_id, its name for messages).
 
-    A run file is scanned while its reader parses it (see `scan_run`); other inputs in
-    one piece.
+    A run file is scanned while its reader parses it (see `scan_run`), a stream while it
+    arrives; other inputs in one piece.
     """
     scan = RunScan(index)
+    if isinstance(run, RunStream):
+        seen = 0
+        with Ahead(run.batches, name="run-stream") as batches:
+            for batch in batches:
+                table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+                seen += table.num_rows
+                scan.add(_with_columns(table, "run", ["query_id", "doc_id", "score"], ""),
+                         seen / run.rows if run.rows else 1.0)
+        return scan, run.run_id, run.source
     if reader is not None:
         run_id = reader.scan(scan.add)
         if scan.rows >= _RELEASE_ROWS:  # the pieces' dropped columns go back to the OS

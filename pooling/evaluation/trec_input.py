@@ -12,9 +12,7 @@ else goes through a vectorised whitespace tokenizer that reports every bad line.
 from __future__ import annotations
 
 import os
-import queue
 import re
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from pooling.errors import FormatError, Problem
+from pooling.evaluation.ahead import Ahead
 from pooling.formats.source import PathLike, display_name, gunzip_if_needed, read_bytes
 
 _QRELS_FIELDS = ["query_id", "iter", "doc_id", "relevance"]
@@ -119,13 +118,9 @@ class RunReader:
         """`then` is called from the reader's thread once it has parsed the whole file (or
         given up on it): the place to open the next file's reader."""
         self.path = path
-        self._then = then
-        self._ahead: queue.Queue = queue.Queue(maxsize=1)
-        self._stop = threading.Event()
-        self._worker: threading.Thread | None = None
+        self._ahead: Ahead | None = None
         if str(path) != "-":
-            self._worker = threading.Thread(target=self._produce, name="run-reader", daemon=True)
-            self._worker.start()
+            self._ahead = Ahead(self._pieces, name="run-reader", then=then)
         elif then is not None:
             then()
 
@@ -137,14 +132,11 @@ class RunReader:
 
     def scan(self, on_piece: Callable[[pa.Table, float], None]) -> str | None:
         """Hand every piece to `on_piece`; the run tag, or None if the file needs the slow path."""
-        if self._worker is None:
+        if self._ahead is None:
             return None
         try:
             tail = b""
-            while (item := self._ahead.get()) is not None:
-                if isinstance(item, BaseException):
-                    raise item
-                table, text, share = item
+            for table, text, share in self._ahead:
                 if table is None:
                     return None
                 if table.num_rows:
@@ -155,38 +147,18 @@ class RunReader:
             self.close()
 
     def close(self) -> None:
-        """Stop the thread (it may be waiting to hand over a piece) and wait for it."""
-        if self._worker is None:
-            return
-        self._stop.set()
-        while self._worker.is_alive():
-            try:
-                self._ahead.get(timeout=0.01)
-            except queue.Empty:
-                pass
-        self._worker.join()
-        self._worker = None
+        """Stop the reader's thread and wait for it."""
+        if self._ahead is not None:
+            self._ahead.close()
 
-    def _produce(self) -> None:
-        """Parse pieces into the queue: (table, text, share), (None, …) when the file is not
-        clean, None at the end, or the exception to raise in the consumer."""
-        ahead = self._ahead
-        try:
-            for raw, begin, end, share in _text_pieces(self.path):
-                if self._stop.is_set():
-                    return
-                text = memoryview(raw)[begin:end]
-                table = None if _odd_whitespace(raw, begin, end) else _parse_piece(text)
-                if table is None:
-                    ahead.put((None, text, share))
-                    return
-                ahead.put((table, text, share))
-            ahead.put(None)
-        except BaseException as exc:  # handed to the consumer, raised there
-            ahead.put(exc)
-        finally:
-            if self._then is not None and not self._stop.is_set():
-                self._then()
+    def _pieces(self) -> Iterator[tuple[pa.Table | None, memoryview, float]]:
+        """(table, text, share) per piece; a None table, last, when the file is not clean."""
+        for raw, begin, end, share in _text_pieces(self.path):
+            text = memoryview(raw)[begin:end]
+            table = None if _odd_whitespace(raw, begin, end) else _parse_piece(text)
+            yield table, text, share
+            if table is None:
+                return
 
 
 def _parse_piece(text: memoryview) -> pa.Table | None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -22,6 +22,9 @@ import pyarrow as pa
 from pooling import faults
 from pooling.errors import SchemaError, StoreError, StoreLockedError
 from pooling.store.schema import DATA_TABLES, MIGRATIONS, SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from pooling.evaluation import RunStream
 
 SERVER_FILE_SUFFIX = ".server.json"
 
@@ -244,6 +247,28 @@ class Store:
             "ORDER BY query_id, score DESC, doc_id DESC",
             [run_id],
         )
+
+    def run_stream(self, run_id: str) -> RunStream:
+        """A stored run for evaluation: (query_id, doc_id, score) batches in stored order.
+
+        No ORDER BY: the evaluator puts rows in trec_eval's order itself, and sorting 7M
+        rows here would cost more than the whole evaluation.
+        """
+        from pooling.evaluation import RunStream
+
+        self.require_run(run_id)
+        (rows,) = self.one("count run", "SELECT n_rows FROM runs WHERE run_id = ?", [run_id])
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            try:
+                yield from self.con.sql(
+                    "SELECT query_id, doc_id, score FROM run_results WHERE run_id = ?",
+                    params=[run_id],
+                ).to_arrow_reader(1 << 20)
+            except duckdb.Error as exc:
+                raise StoreError(f"store step 'read run' failed: {exc}") from exc
+
+        return RunStream(batches, int(rows), run_id, run_id)
 
     def require_run(self, run_id: str) -> None:
         if not self.has_run(run_id):

@@ -16,7 +16,6 @@ import numpy as np
 import pyarrow as pa
 
 from pooling.evaluation import evaluate
-from pooling.evaluation.trec_input import TrecRun
 from pooling.measures import Kind, parse_measures
 from pooling.store.core import Store, utcnow
 
@@ -80,10 +79,7 @@ def evaluate_store(
             continue
         if qrels_table is None:
             qrels_table = store.qrels_table(version)
-        table = store.run_table(run_id)
-        run = TrecRun(table.append_column("tag", pa.array([run_id] * table.num_rows, pa.string())),
-                      run_id, run_id)
-        result = evaluate(qrels_table, run, wanted, missing_topics=missing_topics,
+        result = evaluate(qrels_table, store.run_stream(run_id), wanted, missing_topics=missing_topics,
                           relevance_level=relevance_level, max_docs=max_docs, topics=topic_list)
         _save(store, result.runs[0], version, key)
         computed.append(run_id)
