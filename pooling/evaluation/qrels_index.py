@@ -131,32 +131,45 @@ class QrelsIndex:
 
         Matches are by key only; the caller confirms them on the strings.
         """
-        bitmap, shift = self._bitmap
-        maybe: list[np.ndarray] = []
+        slots, shift = self._slots
+        found: list[tuple[np.ndarray, np.ndarray]] = []
 
         def screen(keys: np.ndarray, first: int) -> None:
             # the slot fits in 24 bits: an int64 view spares numpy's uint64 index cast
-            maybe.append(np.flatnonzero(bitmap[(keys >> shift).view(np.int64)]) + first)
+            owner = slots[(keys >> shift).view(np.int64)]
+            maybe = np.flatnonzero(owner != -1)
+            if len(maybe):
+                found.append(self._exact(keys, maybe, owner[maybe], first))
 
         keys = pair_keys(doc_id, topic, self.seed, screen if len(self.keys) else None)
-        candidates = np.concatenate(maybe) if maybe else np.empty(0, np.int64)
-        rows, qrow = self._exact(keys, candidates)
-        return keys, rows, qrow
+        if not found:
+            return keys, np.empty(0, np.int64), np.empty(0, np.int64)
+        return (keys, np.concatenate([f[0] for f in found]),
+                np.concatenate([f[1] for f in found]))
 
     @cached_property
-    def _bitmap(self) -> tuple[np.ndarray, np.uint64]:
-        """A one-bit-per-slot filter of the keys: most run rows are rejected by one lookup."""
-        bits = int(np.clip(np.ceil(np.log2(max(len(self.keys), 1) * 64)), 12, 24))
+    def _slots(self) -> tuple[np.ndarray, np.uint64]:
+        """A direct-mapped table of the keys by their top bits: the judgment's row, -1 for an
+        empty slot, -2 for a slot shared by several judgments. Most run rows are rejected,
+        and most matches found, by one lookup."""
+        bits = int(np.clip(np.ceil(np.log2(max(len(self.keys), 1) * 16)), 12, 22))
         shift = np.uint64(64 - bits)
-        bitmap = np.zeros(1 << bits, bool)
-        bitmap[self.keys >> shift] = True
-        return bitmap, shift
+        slot = (self.keys >> shift).astype(np.int64)
+        table = np.full(1 << bits, -1, np.int32)
+        table[slot] = np.arange(len(slot), dtype=np.int32)
+        ordered = np.sort(slot)
+        table[ordered[1:][ordered[1:] == ordered[:-1]]] = -2
+        return table, shift
 
-    def _exact(self, keys: np.ndarray, maybe: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Of the candidate rows, those whose key equals a judgment's key, and its row."""
-        if not len(self.keys) or not len(maybe):
-            return np.empty(0, np.int64), np.empty(0, np.int64)
-        pos = np.searchsorted(self.sorted_keys, keys[maybe])
-        pos = np.minimum(pos, len(self.sorted_keys) - 1)
-        hit = self.sorted_keys[pos] == keys[maybe]
-        return maybe[hit], self.key_order[pos[hit]]
+    def _exact(
+        self, keys: np.ndarray, maybe: np.ndarray, owner: np.ndarray, first: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Of the candidate rows (slice-relative), those whose key equals a judgment's key,
+        as (run row, judgment row)."""
+        qrow = owner.astype(np.int64)
+        shared = np.flatnonzero(owner == -2)
+        if len(shared):  # several judgments in the slot: find the key among the sorted ones
+            pos = np.searchsorted(self.sorted_keys, keys[maybe[shared]])
+            qrow[shared] = self.key_order[np.minimum(pos, len(self.sorted_keys) - 1)]
+        hit = self.keys[qrow] == keys[maybe]
+        return maybe[hit] + first, qrow[hit]
