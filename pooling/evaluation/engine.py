@@ -39,6 +39,7 @@ class RunStream:
     rows: int
     run_id: str
     source: str
+    unique: bool = False  # no doc_id twice in a topic (a stored run): no duplicate check
 
 
 QrelsInput = str | os.PathLike[str] | pa.Table | Any  # paths, Arrow tables, DataFrames
@@ -345,8 +346,8 @@ def _scan(
     A run file is scanned while its reader parses it (see `scan_run`), a stream while it
     arrives; other inputs in one piece.
     """
-    scan = RunScan(index)
     if isinstance(run, RunStream):
+        scan = RunScan(index, unique=run.unique)
         seen = 0
         with Ahead(run.batches, name="run-stream") as batches:
             for batch in batches:
@@ -355,6 +356,7 @@ def _scan(
                 scan.add(_with_columns(table, "run", ["query_id", "doc_id", "score"], ""),
                          seen / run.rows if run.rows else 1.0)
         return scan, run.run_id, run.source
+    scan = RunScan(index)
     if reader is not None:
         run_id = reader.scan(scan.add)
         if scan.rows >= _RELEASE_ROWS:  # the pieces' dropped columns go back to the OS

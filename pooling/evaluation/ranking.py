@@ -125,10 +125,13 @@ class RunScan:
     the qrels (confirmed on the strings) while the reader parses the next piece. The arrays
     are sized from the share of the file read so far: growing them by copies, or joining
     pieces at the end, would raise the memory peak by millions of keys.
+    `unique=True` (a stored run: the store refuses a doc_id twice in a topic) keeps no keys
+    and skips the duplicate check.
     """
 
-    def __init__(self, qrels: QrelsIndex):
+    def __init__(self, qrels: QrelsIndex, *, unique: bool = False):
         self.qrels = qrels
+        self.unique = unique
         self.rows = 0
         self.has_nan = False
         self.covered = np.zeros(len(qrels.topics), bool)
@@ -149,7 +152,8 @@ class RunScan:
         end = self.rows + n
         self._reserve(end, int(end / share * 1.02) + 1024 if 0 < share < 1 else end)
         self._qtopic[self.rows : end] = qtopic
-        self._keys[self.rows : end] = keys
+        if not self.unique:
+            self._keys[self.rows : end] = keys
         score = self._score[self.rows : end]
         score[:] = pc.cast(table.column("score"), pa.float64()).to_numpy()
         self.has_nan = self.has_nan or bool(np.isnan(score).any())
@@ -158,24 +162,25 @@ class RunScan:
         self.rows = end
 
     def _reserve(self, size: int, expected: int) -> None:
-        if size > len(self._keys):  # np.empty: room never written takes no memory
-            room = max(size, expected, int(1.25 * len(self._keys)))
-            for name in ("_qtopic", "_keys", "_score"):
+        if size > len(self._score):  # np.empty: room never written takes no memory
+            room = max(size, expected, int(1.25 * len(self._score)))
+            for name in ("_qtopic", "_score") if self.unique else ("_qtopic", "_keys", "_score"):
                 old = getattr(self, name)
                 new = np.empty(room, old.dtype)
                 new[: self.rows] = old[: self.rows]
                 setattr(self, name, new)
 
-    def take(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.ChunkedArray]:
+    def take(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, pa.ChunkedArray]:
         """(qtopic, keys, score, doc_id) of every row, handed over: the scan lets go of them,
-        so the ranking can free each one as soon as it is done with it."""
+        so the ranking can free each one as soon as it is done with it. keys is None for a
+        scan of unique rows."""
         n = self.rows
         kind = self.doc_chunks[0].type if self.doc_chunks else pa.string()
         taken = (self._qtopic[:n], self._keys[:n], self._score[:n],
                  pa.chunked_array(self.doc_chunks, kind))
         self._qtopic, self._keys, self._score = (np.empty(0, a.dtype) for a in taken[:3])
         self.doc_chunks = []
-        return taken
+        return taken if not self.unique else (taken[0], None, *taken[2:])
 
     def matches(self) -> tuple[np.ndarray, np.ndarray]:
         """(run rows that are judged, their qrels rows)."""
@@ -207,7 +212,8 @@ def build_ranking(
     keep = t >= 0
     if not keep.all():
         doc_id = doc_id.filter(pa.array(keep))
-        t, score, keys = t[keep], score[keep], keys[keep]
+        t, score = t[keep], score[keep]
+        keys = keys[keep] if keys is not None else None
         ok = keep[rows]
         rows, qrow = (np.cumsum(keep) - 1)[rows[ok]], qrow[ok]
     _check_qrels_duplicates(qrels, plan)
@@ -218,17 +224,20 @@ def build_ranking(
         inverse = np.empty_like(perm)
         inverse[perm] = np.arange(len(perm))
         rows = inverse[rows]
-        t, score, keys = t[perm], score[perm], keys[perm]
+        t, score = t[perm], score[perm]
+        keys = keys[perm] if keys is not None else None
     duplicates = _DuplicateCheck(t, doc_id, perm, plan, qrels, run_name)
     with ThreadPoolExecutor(2) as pool:
-        if max_docs is None:  # every row is kept: sort the keys while the layout is made
+        sorting = None
+        if keys is not None and max_docs is None:  # sort the keys while the layout is made
             sorting = duplicates.sort(pool, keys, None, _topic_cut(t) if perm is None else 0)
-            del keys
+            keys = None
         layout = _Layout(t, score, rows, doc_id, perm, max_docs, topic_change)
         del score
-        if max_docs is not None:
+        if keys is not None and max_docs is not None:
             sorting = duplicates.sort(pool, keys, layout.kept(), 0)
-        duplicates.check(*sorting)
+        if sorting is not None:
+            duplicates.check(*sorting)
 
     pos, pos_asc = layout.positions(rows)
     if max_docs is not None:

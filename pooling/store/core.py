@@ -268,7 +268,8 @@ class Store:
             except duckdb.Error as exc:
                 raise StoreError(f"store step 'read run' failed: {exc}") from exc
 
-        return RunStream(batches, int(rows), run_id, run_id)
+        # Import refuses a doc_id twice in a topic (or drops the later lines, --dedupe).
+        return RunStream(batches, int(rows), run_id, run_id, unique=True)
 
     def require_run(self, run_id: str) -> None:
         if not self.has_run(run_id):
