@@ -42,6 +42,13 @@ def main() -> None:
             traceback.print_exc()
         typer.echo(f"Error: {exc}", err=True)
         sys.exit(getattr(exc, "exit_code", 1))
+    except OSError as exc:  # a file named on the command line that cannot be read or written
+        if state.verbose:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"Error: {where}{exc.strerror or exc}; check the path and its permissions",
+                   err=True)
+        sys.exit(1)
     except typer.Abort:
         typer.echo("Aborted.", err=True)
         sys.exit(1)

@@ -88,3 +88,14 @@ def test_measures_command_lists_every_measure():
     out = invoke("measures").output
     for spec in REGISTRY.values():
         assert (spec.name if spec.trec else spec.ir_name) in out
+
+
+def test_a_missing_or_unreadable_file_is_named_with_nothing_on_stdout(files, tmp_path: Path, pooling_cli):
+    qrels, run = files
+    for args in ([qrels, str(tmp_path / "nope.run")], [str(tmp_path / "nope.qrels"), run],
+                 [qrels, str(tmp_path)]):
+        done = pooling_cli("eval", "-m", "map", *args)
+        assert done.returncode == 1 and done.stdout == b""
+        err = done.stderr.decode()
+        assert "internal error" not in err
+        assert Path(args[0] if "nope.qrels" in args[0] else args[1]).name in err
