@@ -42,12 +42,15 @@ def main() -> None:
             traceback.print_exc()
         typer.echo(f"Error: {exc}", err=True)
         sys.exit(getattr(exc, "exit_code", 1))
-    except OSError as exc:  # a file named on the command line that cannot be read or written
+    except OSError as exc:
         if state.verbose:
             raise
-        where = f"{exc.filename}: " if exc.filename else ""
-        typer.echo(f"Error: {where}{exc.strerror or exc}; check the path and its permissions",
-                   err=True)
+        if exc.filename:  # a file named on the command line that cannot be read or written
+            typer.echo(f"Error: {exc.filename}: {exc.strerror or exc}; check the path and its "
+                       "permissions", err=True)
+        else:
+            typer.echo(f"Error: internal error: {exc!r} (run with --verbose for the traceback)",
+                       err=True)
         sys.exit(1)
     except typer.Abort:
         typer.echo("Aborted.", err=True)
