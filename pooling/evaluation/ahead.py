@@ -41,17 +41,20 @@ class Ahead(Generic[T]):
         self._worker.start()
 
     def _run(self) -> None:
+        end: object = _END
         try:
             for item in self._produce():
                 if self._stop.is_set():
                     return
                 self._queue.put(item)
-            self._queue.put(_END)
         except BaseException as exc:  # handed to the consumer, raised there
-            self._queue.put(exc)
-        finally:
+            end = exc
+        try:  # before the end mark: the consumer may close this at once after it
             if self._then is not None and not self._stop.is_set():
                 self._then()
+        except BaseException as exc:
+            end = exc
+        self._queue.put(end)
 
     def __iter__(self) -> Iterator[T]:
         if self._worker is None:
