@@ -92,15 +92,12 @@ def board_scores(
                                 topics=topics)
         return {r["run_id"]: r["value"] for r in result.means.to_pylist() if r["measure"] == column}
     from pooling.evaluation import evaluate
-    from pooling.evaluation.trec_input import TrecRun
 
     qrels_table = restricted_qrels(store, spec.qrels, depth=spec.depth, round=spec.round)
     present = set(qrels_table["query_id"].to_pylist())
     eval_topics = [q for q in topics if q in present] if topics is not None else None
     run_ids = runs or store.run_ids()
-    tables = [store.run_table(r) for r in run_ids]
-    inputs = [TrecRun(t.append_column("tag", pa.array([r] * t.num_rows, pa.string())), r, r)
-              for r, t in zip(run_ids, tables, strict=True)]
+    inputs = [store.run_stream(r) for r in run_ids]
     result = evaluate(qrels_table, inputs, [spec.measure], missing_topics=missing_topics,
                       relevance_level=relevance_level, topics=eval_topics)
     return {run.run_id: float(run.summary[column]) for run in result.runs}
