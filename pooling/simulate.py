@@ -97,6 +97,26 @@ class ReplayData:
             self._truth = mean_ap(self.run_docs, self.pool_relevant, self.pool_relevant_per_topic)
         return self._truth
 
+    def subset(self, query_ids: Sequence[str]) -> ReplayData:
+        """The same replay restricted to `query_ids` (in that order): found share and the
+        true MAP ranking are then computed over those topics only (tuning/held-out splits)."""
+        wanted = [str(q) for q in query_ids]
+        missing = [q for q in wanted if q not in self.topics]
+        if missing:
+            raise SimulationError(f"topic(s) {', '.join(missing[:10])} are not in this replay")
+        rows = [self.query_ids.index(q) for q in wanted]
+        return ReplayData(
+            wanted,
+            self.run_ids,
+            {q: self.topics[q] for q in wanted},
+            self.qrels,
+            self.doc_number,
+            self.run_docs[rows],
+            self.pool_relevant,
+            self.pool_relevant_per_topic[rows],
+            self.depth,
+        )
+
 
 def prepare(
     qrels: pa.Table,
@@ -162,8 +182,8 @@ def prepare(
     )
 
 
-def mean_ap(run_docs: np.ndarray, relevant: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
-    """Per run, MAP over the topics (AP 0 where a topic has no relevant document).
+def topic_ap(run_docs: np.ndarray, relevant: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
+    """topics x runs AP (0 where a topic has no relevant document).
 
     run_docs: topics x runs x L doc numbers; relevant: per doc number (last = padding, False);
     n_relevant: per topic, the number of relevant documents in the qrels.
@@ -171,8 +191,12 @@ def mean_ap(run_docs: np.ndarray, relevant: np.ndarray, n_relevant: np.ndarray) 
     hits = relevant[run_docs]
     ranks = np.arange(1, run_docs.shape[2] + 1)
     precision_sum = (np.cumsum(hits, axis=2) * hits / ranks).sum(axis=2)
-    ap = precision_sum / np.maximum(n_relevant, 1)[:, None]
-    return ap.mean(axis=0)
+    return precision_sum / np.maximum(n_relevant, 1)[:, None]
+
+
+def mean_ap(run_docs: np.ndarray, relevant: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
+    """Per run, MAP over the topics (see `topic_ap`)."""
+    return topic_ap(run_docs, relevant, n_relevant).mean(axis=0)
 
 
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
@@ -260,8 +284,9 @@ SIMULATION_SCHEMA = pa.schema(
 )
 
 
-def judged_map(data: ReplayData, rep: Replay, budget: int) -> tuple[np.ndarray, int, int]:
-    """MAP per run under the first `budget` judgments per topic; also judged and relevant counts."""
+def judged_ap(data: ReplayData, rep: Replay, budget: int) -> tuple[np.ndarray, int, int]:
+    """topics x runs AP under the first `budget` judgments per topic (unjudged = not
+    relevant); also the judged and relevant counts."""
     relevant = np.zeros(len(data.pool_relevant), dtype=bool)
     n_rel = np.zeros(len(data.query_ids), dtype=np.int64)
     judged = 0
@@ -271,7 +296,26 @@ def judged_map(data: ReplayData, rep: Replay, budget: int) -> tuple[np.ndarray, 
         rel = [n for n, g in got if g > 0]
         relevant[rel] = True
         n_rel[t] = len(rel)
-    return mean_ap(data.run_docs, relevant, n_rel), judged, int(n_rel.sum())
+    return topic_ap(data.run_docs, relevant, n_rel), judged, int(n_rel.sum())
+
+
+def judged_map(data: ReplayData, rep: Replay, budget: int) -> tuple[np.ndarray, int, int]:
+    """MAP per run under the first `budget` judgments per topic; also judged and relevant counts."""
+    ap, judged, found = judged_ap(data, rep, budget)
+    return ap.mean(axis=0), judged, found
+
+
+def bootstrap_tau(
+    data: ReplayData, rep: Replay, budget: int, *, resamples: int = 300, seed: int = 12345
+) -> float:
+    """Mean Kendall tau-b, over bootstrap resamples of the topics, between the MAP ranking
+    at `budget` judgments per topic and the full pool's: a smoother figure than one tau,
+    which on few runs moves in steps of 2 / (n (n - 1) / 2)."""
+    estimate = judged_ap(data, rep, budget)[0]
+    truth = topic_ap(data.run_docs, data.pool_relevant, data.pool_relevant_per_topic)
+    n = len(data.query_ids)
+    draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    return float(np.mean([kendall_tau_b(estimate[d].mean(0), truth[d].mean(0)) for d in draws]))
 
 
 def found_share(data: ReplayData, rep: Replay, budget: int) -> float:

@@ -7,11 +7,9 @@ MAP ranking at 50. Ours must agree within 3 points.
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
-from pooling.simulate import parse_strategy, parse_topics, replay, score
+from pooling.simulate import bootstrap_tau, parse_strategy, parse_topics, replay, score
 
 pytestmark = pytest.mark.shared
 
@@ -30,14 +28,7 @@ BEST = "mmfuse"
 
 
 def _rows(data, strategy, floor=0, topics=None):
-    sub = data
-    if topics is not None:
-        sub = copy.copy(data)
-        idx = [data.query_ids.index(q) for q in topics]
-        sub.query_ids = list(topics)
-        sub.run_docs = data.run_docs[idx]
-        sub.pool_relevant_per_topic = data.pool_relevant_per_topic[idx]
-        sub._truth = None
+    sub = data if topics is None else data.subset(topics)
     rep = replay(sub, parse_strategy(strategy), 100, floor=floor)
     return {r["budget"]: r for r in score(sub, rep, [50, 100])}
 
@@ -118,6 +109,35 @@ def test_best_strategy_finds_80_percent_at_100(robust03_replay):
 )
 def test_best_strategy_tau_at_50_is_at_least_090(robust03_replay):
     assert _rows(robust03_replay, BEST)[50]["tau"] >= 0.90
+
+
+def _tuning_criterion(data, spec):
+    """mmfuse's documented choice rule (scripts/tune_mmfuse.py): half the found share at 100
+    without and with a floor of 10, plus 0.1 x the bootstrap tau at 50."""
+    strategy = parse_strategy(spec)
+    rep = replay(data, strategy, 100)
+    found = score(data, rep, [100])[0]["found_share"]
+    floored = score(data, replay(data, strategy, 100, floor=10), [100])[0]["found_share"]
+    return (found + floored) / 2 + 0.1 * bootstrap_tau(data, rep, 50)
+
+
+def test_best_strategy_defaults_beat_their_grid_neighbours_on_the_tuning_topics(robust03_replay):
+    # The defaults are the grid's best on 601-625; here every one-step neighbour is re-checked.
+    tuning = robust03_replay.subset(parse_topics("601-625"))
+    chosen = _tuning_criterion(tuning, BEST)
+    neighbours = {
+        "prior_mean": (0.1, 0.3), "strength": (2, 8), "power": (16, 32), "flatten": (0.45, 0.8),
+    }
+    for key, values in neighbours.items():
+        for value in values:
+            assert chosen > _tuning_criterion(tuning, f"{BEST}:{key}={value}"), (key, value)
+
+
+def test_bootstrap_tau_is_1_when_every_pooled_document_is_judged(robust03_replay):
+    data = robust03_replay.subset(parse_topics("601-605"))
+    everything = replay(data, parse_strategy("depth"), 10_000)
+    assert bootstrap_tau(data, everything, 10_000, resamples=50) == pytest.approx(1.0)
+    assert bootstrap_tau(data, everything, 5, resamples=50) < 1.0
 
 
 @pytest.mark.parametrize("depth", [10, 125])

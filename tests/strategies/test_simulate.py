@@ -102,6 +102,19 @@ def test_tau_b_and_tau_ap_agree_on_perfect_and_reversed_rankings():
     assert tau_ap(swapped_top, x) < tau_ap(swapped_bottom, x)  # tau_ap weighs the top more
 
 
+def test_a_subset_scores_like_a_replay_prepared_on_those_topics_alone(tiny_data):
+    runs = {"runA": _table(RUN_A, "run"), "runB": _table(RUN_B, "run")}
+    alone = prepare(_table(QRELS, "qrels"), runs, depth=3, query_ids=["2"])
+    sub = tiny_data.subset(["2"])
+    assert sub.query_ids == ["2"] and list(sub.topics) == ["2"]
+    np.testing.assert_array_equal(sub.truth_map, alone.truth_map)
+    spec = parse_strategy("depth")
+    assert simulate(sub, [spec], [1, 3]).to_pylist() == simulate(alone, [spec], [1, 3]).to_pylist()
+    assert tiny_data.truth_map.tolist() != sub.truth_map.tolist()  # topic 1 no longer counts
+    with pytest.raises(SimulationError, match="not in this replay"):
+        tiny_data.subset(["7"])
+
+
 def test_topics_and_bad_inputs_are_reported(tiny_data):
     assert parse_topics("601-603,x7") == ["601", "602", "603", "x7"]
     with pytest.raises(SimulationError, match="--topics"):
