@@ -13,6 +13,9 @@ share at 100 judgments per topic without a floor and with a floor of 10, plus 0.
 bootstrap Kendall tau at 50, over a grid of 500 settings (m in {0.05..0.3}, a in {0.5..8},
 k in {8..48}, b in {0.3..1}); they were then reported on 626-650 and 601-650.
 scripts/tune_mmfuse.py re-runs the choice; tests/strategies/test_robust03_replay.py pins it.
+Variants scored on 601-625 too, and lower: RBP, RRF and log fusion priors, annealed powers,
+per-rank-band quality, noisy-or fusion, discounted evidence, priors from run consensus or
+from each run's mean precision over the other topics, and an online logistic model.
 """
 
 from __future__ import annotations
