@@ -15,7 +15,8 @@ k in {8..48}, b in {0.3..1}); they were then reported on 626-650 and 601-650.
 scripts/tune_mmfuse.py re-runs the choice; tests/strategies/test_robust03_replay.py pins it.
 Variants scored on 601-625 too, and lower: RBP, RRF and log fusion priors, annealed powers,
 per-rank-band quality, noisy-or fusion, discounted evidence, priors from run consensus or
-from each run's mean precision over the other topics, and an online logistic model.
+from each run's true mean precision over all 25 topics (an upper bound on learning across
+topics), and an online logistic model.
 """
 
 from __future__ import annotations
