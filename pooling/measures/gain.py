@@ -65,18 +65,31 @@ def ndcg(ctx: Context, m: Measure) -> np.ndarray:
     return ctx.ratio(dcg, idcg)
 
 
-def ndcg_cut(ctx: Context, m: Measure) -> np.ndarray:
-    """DCG@k over IDCG@k with gain = grade (grades <= 0 and unjudged gain nothing)."""
-    topic, rank, gain = _run_gains(ctx, ())
-    terms = _dcg_terms(rank, gain)
-    it, ipos, igain = _ideal(ctx, ())
-    iterms = _dcg_terms(ipos, igain)
+def ratio_at_cutoffs(
+    ctx: Context,
+    cutoffs: tuple[int, ...],
+    run: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ideal: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> np.ndarray:
+    """topics x cutoffs: the run's DCG@k over the ideal DCG@k, each given as (topic, rank,
+    discounted gain) rows; shared by trec_eval's ndcg_cut and gdeval's nDCG."""
+    topic, rank, terms = run
+    it, ipos, iterms = ideal
     cols = []
-    for k in m.values:
+    for k in cutoffs:
         dcg = seg_sum(np.where(rank <= k, terms, 0.0), topic, ctx.T)
         idcg = seg_sum(np.where(ipos <= k, iterms, 0.0), it, ctx.T)
         cols.append(ctx.ratio(dcg, idcg))
     return np.stack(cols, axis=1)
+
+
+def ndcg_cut(ctx: Context, m: Measure) -> np.ndarray:
+    """DCG@k over IDCG@k with gain = grade (grades <= 0 and unjudged gain nothing)."""
+    topic, rank, gain = _run_gains(ctx, ())
+    it, ipos, igain = _ideal(ctx, ())
+    return ratio_at_cutoffs(
+        ctx, m.values, (topic, rank, _dcg_terms(rank, gain)), (it, ipos, _dcg_terms(ipos, igain))
+    )
 
 
 def dcg_cut(ctx: Context, m: Measure) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pooling.measures.context import Context, log2_of, seg_cumsum, seg_sum
+from pooling.measures.gain import ratio_at_cutoffs
 from pooling.measures.spec import Measure
 
 GDEVAL_MAX_GRADE = 4  # gdeval.pl fixes g_max = 4 for ERR, whatever the topic's grades
@@ -95,9 +96,4 @@ def gdeval_ndcg(ctx: Context, m: Measure) -> np.ndarray:
     it, ig = it[order], ig[order]
     ipos = np.arange(len(it)) - np.searchsorted(it, it) + 1
     iterms = (np.exp2(ig) - 1) / log2_of(ipos + 1)
-    cols = []
-    for k in m.values:
-        dcg = seg_sum(np.where(rank <= k, terms, 0.0), topic, ctx.T)
-        idcg = seg_sum(np.where(ipos <= k, iterms, 0.0), it, ctx.T)
-        cols.append(ctx.ratio(dcg, idcg))
-    return np.stack(cols, axis=1)
+    return ratio_at_cutoffs(ctx, m.values, (topic, rank, terms), (it, ipos, iterms))
