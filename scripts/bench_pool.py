@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from pooling.simulate import depth_pool, parse_strategy, prepare, replay, score
+from pooling.simulate import depth_pool, load_inputs, parse_strategy, prepare, replay, score
 
 N_RUNS, N_TOPICS, RUN_DEPTH, COLLECTION, SEED = 100, 50, 1000, 20_000, 20240601
 
@@ -90,21 +90,14 @@ def peer_pool(runs: dict[str, pa.Table], t_ours: float, ours: pa.Table) -> None:
 
 def robust03_anchor(shared: Path) -> None:
     """Depth-125 pools of the 17 Robust03 runs, ours and trectools', against the qrels."""
-    from pooling.formats.trec_qrels import read_trec_qrels
-    from pooling.formats.trec_run import read_trec_run
-
     base = shared / "data" / "trec2003-robust"
     paths = sorted((base / "runs").glob("input.*.gz"))
     if not paths:
         print(f"no Robust03 runs under {base}: anchor skipped")
         return
-    qrels = read_trec_qrels(base / "qrels" / "robust03_qrels.txt.gz")
+    qrels, runs = load_inputs(str(base / "qrels" / "robust03_qrels.txt.gz"), [str(p) for p in paths])
     judged = _pairs(qrels)
     topics = {str(q) for q in range(601, 651)}
-    runs = {}
-    for path in paths:
-        parsed = read_trec_run(path)[0]
-        runs[parsed.tag] = parsed.table.select(["query_id", "doc_id", "score"])
     ours = {p for p in _pairs(depth_pool(runs, 125)) if p[0] in topics}
     print(f"Robust03 depth-125 pool, topics 601-650: ours {len(ours):,} pairs, "
           f"{len(ours - judged)} not in the official qrels")

@@ -24,11 +24,10 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from pooling.formats.trec_qrels import read_trec_qrels
-from pooling.formats.trec_run import read_trec_run
 from pooling.simulate import (
     ReplayData,
     bootstrap_tau,
+    load_inputs,
     parse_strategy,
     parse_topics,
     prepare,
@@ -53,13 +52,10 @@ _DATA: ReplayData | None = None  # the tuning replay, shared with worker process
 def load(shared: Path) -> ReplayData:
     """Robust03's 17 runs and official qrels as a replay over topics 601-650."""
     base = shared / "data" / "trec2003-robust"
-    runs = {}
-    for path in sorted((base / "runs").glob("input.*.gz")):
-        parsed = read_trec_run(path)[0]
-        runs[parsed.tag] = parsed.table.select(["query_id", "doc_id", "score"])
-    if not runs:
+    paths = sorted((base / "runs").glob("input.*.gz"))
+    if not paths:
         sys.exit(f"no runs under {base / 'runs'}; pass --shared pointing at the shared folder")
-    qrels = read_trec_qrels(base / "qrels" / "robust03_qrels.txt.gz")
+    qrels, runs = load_inputs(str(base / "qrels" / "robust03_qrels.txt.gz"), [str(p) for p in paths])
     return prepare(qrels, runs, 100, ALL)
 
 

@@ -30,16 +30,11 @@ def tiny_grades() -> dict[str, int]:
 @pytest.fixture(scope="session")
 def robust03(shared_dir):
     """Robust03's 17 runs and official qrels, read once per session."""
-    from pooling.formats.trec_qrels import read_trec_qrels
-    from pooling.formats.trec_run import read_trec_run
+    from pooling.simulate import load_inputs
 
     base = shared_dir / ROBUST
-    runs = {}
-    for path in sorted((base / "runs").glob("input.*.gz")):
-        parsed = read_trec_run(path)[0]
-        runs[parsed.tag] = parsed.table.select(["query_id", "doc_id", "score"])
-    qrels = read_trec_qrels(base / "qrels" / "robust03_qrels.txt.gz")
-    return qrels, runs
+    paths = [str(p) for p in sorted((base / "runs").glob("input.*.gz"))]
+    return load_inputs(str(base / "qrels" / "robust03_qrels.txt.gz"), paths)
 
 
 @pytest.fixture(scope="session")
