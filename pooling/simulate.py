@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from pooling.errors import PoolingError
+from pooling.formats.run_files import RunReading
 from pooling.strategies import get_strategy, rankings_by_topic, topic_seed
 from pooling.strategies.base import Strategy, StrategyError, TopicRuns
 from pooling.strategies.options import with_options
@@ -142,7 +143,10 @@ def prepare(
             )
         shared = [q for q in shared if q in set(wanted)]
     if not shared:
-        raise SimulationError("the qrels and the runs share no topic; are they the same collection?")
+        raise SimulationError(
+            "the qrels and the runs share no topic; are they the same collection? If the runs "
+            "write topic ids differently from the qrels, map them with --topic-map FILE"
+        )
     run_ids = list(runs)
     oracle_grades = Oracle(qrels)._grades
     doc_number: dict[tuple[str, str], int] = {}
@@ -466,24 +470,44 @@ def parse_topics(text: str) -> list[str]:
     return out
 
 
-def load_inputs(qrels_path: str, run_paths: Sequence[str]) -> tuple[pa.Table, dict[str, pa.Table]]:
-    """Read the qrels and the run files (one run per file, named by its tag)."""
-    from pooling.formats.trec_qrels import read_trec_qrels
-    from pooling.formats.trec_run import read_trec_run
+@dataclass(frozen=True)
+class ReplayInputs:
+    """Qrels and runs read for a replay, each run's group (its --meta team, if any), and
+    notes on what the reading options changed."""
 
+    qrels: pa.Table
+    runs: dict[str, pa.Table]
+    groups: dict[str, str]
+    notes: list[str]
+
+
+def read_inputs(
+    qrels_path: str, run_paths: Sequence[str], reading: RunReading | None = None
+) -> ReplayInputs:
+    """Read the qrels and the run files the way every command reads them (`read_runs`):
+    runs named by tag, file or --meta, duplicates refused or dropped, topic ids mapped."""
+    from pooling.formats.run_files import read_runs
+    from pooling.formats.trec_qrels import read_trec_qrels
+
+    reading = reading or RunReading()
     qrels = read_trec_qrels(qrels_path).select(["query_id", "doc_id", "relevance"])
-    runs: dict[str, pa.Table] = {}
-    source: dict[str, str] = {}
-    for path in run_paths:
-        for parsed in read_trec_run(path, split_by_tag=True):
-            if parsed.tag in runs:
-                raise SimulationError(
-                    f"run tag {parsed.tag!r} appears in both {source[parsed.tag]} and {path}; "
-                    "every pooled run needs its own tag"
-                )
-            runs[parsed.tag] = parsed.table.select(["query_id", "doc_id", "score"])
-            source[parsed.tag] = str(path)
-    return qrels, runs
+    notes = []
+    if reading.topic_map is not None:
+        qrels, used = reading.topic_map.apply(qrels)
+        if used:
+            notes.append(f"{qrels_path}: topic map changed {len(used)} topic id(s)")
+    read = read_runs(run_paths, reading)
+    runs = {r.run_id: r.table.select(["query_id", "doc_id", "score"]) for r in read.runs}
+    groups = {r.run_id: r.meta.team for r in read.runs if r.meta.team}
+    return ReplayInputs(qrels, runs, groups, notes + read.notes(reading))
+
+
+def load_inputs(
+    qrels_path: str, run_paths: Sequence[str], reading: RunReading | None = None
+) -> tuple[pa.Table, dict[str, pa.Table]]:
+    """(qrels, runs by name) as `read_inputs` reads them."""
+    inputs = read_inputs(qrels_path, run_paths, reading)
+    return inputs.qrels, inputs.runs
 
 
 def render_table(table: pa.Table) -> str:

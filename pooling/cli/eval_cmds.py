@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +13,17 @@ from typing import Annotated
 import typer
 
 from pooling.cli.app import app, state
+from pooling.cli.run_options import (
+    Dedupe,
+    DedupeOpt,
+    Meta,
+    RunNames,
+    RunNamesOpt,
+    SplitByTag,
+    TopicMapOpt,
+    print_notes,
+    run_reading,
+)
 from pooling.errors import EvaluationError
 
 
@@ -58,11 +70,18 @@ def eval_command(
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write here instead of stdout.")
     ] = None,
+    dedupe: Dedupe = DedupeOpt.error,
+    run_names: RunNames = RunNamesOpt.tag,
+    meta: Meta = None,
+    split_by_tag: SplitByTag = False,
+    topic_map: TopicMapOpt = None,
 ) -> None:
     """Evaluate runs against qrels exactly as trec_eval 10.0 does.
 
     With one run and trec_eval measure names the output is byte-identical to trec_eval's;
-    several runs share one parsed qrels and print one block each.
+    several runs share one parsed qrels and print one block each. The run-reading options
+    (--dedupe, --run-names, --meta, --split-by-tag, --topic-map) go beyond trec_eval; each
+    one used is printed as a note on stderr.
     """
     from pooling.evaluation import evaluate, format_trec
 
@@ -70,14 +89,17 @@ def eval_command(
         raise EvaluationError("-c and --shared-topics contradict each other; pick one")
     policy = "zero" if complete else "skip" if shared_topics else "error"
     state.fast_exit = True  # files in, text out: nothing to clean up at exit
-    result = evaluate(
-        qrels,
-        runs,
-        measure or ["official"],
-        missing_topics=policy,
-        relevance_level=level,
-        max_docs=max_docs,
-    )
+    reading = run_reading(dedupe, run_names, meta, split_by_tag, topic_map)
+    qrels_input, run_inputs = _eval_inputs(qrels, runs, reading)
+    with _topic_map_hint(topic_map is None):
+        result = evaluate(
+            qrels_input,
+            run_inputs,
+            measure or ["official"],
+            missing_topics=policy,
+            relevance_level=level,
+            max_docs=max_docs,
+        )
     if output_format is OutputFormat.trec:
         text = "".join(format_trec(run, per_query) for run in result.runs)
         _emit(text.encode(), output)
@@ -103,6 +125,47 @@ def eval_command(
 
     rows = table.to_pylist()
     _emit((json.dumps(rows, indent=1) + "\n").encode(), output)
+
+
+@contextmanager
+def _topic_map_hint(wanted: bool):
+    """Missing topics often mean ids written two ways: say how to map them."""
+    from pooling.evaluation.engine import NoTopicsError
+    from pooling.evaluation.topics import MissingTopicsError
+
+    try:
+        yield
+    except (MissingTopicsError, NoTopicsError) as exc:
+        if not wanted:
+            raise
+        raise type(exc)(f"{exc}. If the run writes topic ids differently from the qrels, "
+                        "map them with --topic-map FILE") from exc
+
+
+def _eval_inputs(qrels: str, runs: list[str], reading):
+    """Paths as they are for trec_eval's own reading (the fast path), else read here with
+    the run-reading options applied (and the topic map applied to the qrels too)."""
+    if reading.is_plain:
+        return qrels, runs
+    return _read_inputs(qrels, runs, reading, unique_names=False)
+
+
+def _read_inputs(qrels: str, runs: list[str], reading, unique_names: bool = True):
+    """Qrels table and TrecRuns read with trec_eval's parse and the run-reading options."""
+    from pooling.evaluation.trec_input import TrecRun, read_qrels
+    from pooling.formats.run_files import read_runs
+
+    qrels_table = read_qrels(qrels)
+    notes = []
+    if reading.topic_map is not None:
+        qrels_table, used = reading.topic_map.apply(qrels_table)
+        if used:
+            notes.append(f"{qrels}: topic map changed {len(used)} topic id(s)")
+    read = read_runs(runs, reading, dialect="trec_eval", unique_names=unique_names)
+    print_notes(notes + read.notes(reading, trec_eval=True))
+    inputs = [TrecRun(r.table.select(["query_id", "doc_id", "score"]), r.run_id, r.source)
+              for r in read.runs]
+    return qrels_table, inputs
 
 
 def _tidy(result, per_query: bool):
@@ -165,6 +228,11 @@ def curve_command(
     points: Annotated[bool, typer.Option(help="Every relevant document's point, not the interpolated curve.")] = False,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="CSV file (default: stdout).")] = None,
     plot: Annotated[Path | None, typer.Option(help="Draw the mean interpolated curves (.svg or .png).")] = None,
+    dedupe: Dedupe = DedupeOpt.error,
+    run_names: RunNames = RunNamesOpt.tag,
+    meta: Meta = None,
+    split_by_tag: SplitByTag = False,
+    topic_map: TopicMapOpt = None,
 ) -> None:
     """Precision-recall curves: interpolated at 0.0, 0.1, ... 1.0 (trec_eval's), or raw points."""
     import io
@@ -173,12 +241,11 @@ def curve_command(
     import pyarrow.csv as pcsv
 
     from pooling.evaluation.curves import mean_interpolated_curve, precision_recall_points
-    from pooling.evaluation.trec_input import read_qrels, read_run
 
-    qrels_table = read_qrels(qrels)
+    reading = run_reading(dedupe, run_names, meta, split_by_tag, topic_map)
+    qrels_table, run_inputs = _read_inputs(qrels, runs, reading)
     tables, curves = [], {}
-    for path in runs:
-        run = read_run(path)
+    for run in run_inputs:
         table = (precision_recall_points(qrels_table, run, relevance_level=relevance_level)
                  if points else mean_interpolated_curve(qrels_table, run, relevance_level=relevance_level))
         curves[run.run_id] = table

@@ -11,6 +11,17 @@ from typing import Annotated
 import typer
 
 from pooling.cli.app import app
+from pooling.cli.run_options import (
+    Dedupe,
+    DedupeOpt,
+    Meta,
+    RunNames,
+    RunNamesOpt,
+    SplitByTag,
+    TopicMapOpt,
+    print_notes,
+    run_reading,
+)
 
 
 class SimulateFormat(StrEnum):
@@ -52,17 +63,25 @@ def simulate_command(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Plot found share against budget (.png or .svg; needs matplotlib).")
     ] = None,
+    dedupe: Dedupe = DedupeOpt.error,
+    run_names: RunNames = RunNamesOpt.tag,
+    meta: Meta = None,
+    split_by_tag: SplitByTag = False,
+    topic_map: TopicMapOpt = None,
 ) -> None:
     """Replay pooling strategies against existing qrels and report, per strategy and budget,
     documents judged, relevant found, the share of the depth pool's relevant documents found,
     and Kendall's tau / tau_ap of the run ranking (MAP) against the full depth pool's."""
     from pooling import simulate as sim
 
-    qrels_table, run_tables = sim.load_inputs(qrels, runs)
-    data = sim.prepare(qrels_table, run_tables, depth, sim.parse_topics(topics) if topics else None)
+    reading = run_reading(dedupe, run_names, meta, split_by_tag, topic_map)
+    inputs = sim.read_inputs(qrels, runs, reading)
+    print_notes(inputs.notes)
+    data = sim.prepare(inputs.qrels, inputs.runs, depth, sim.parse_topics(topics) if topics else None)
     specs = [sim.parse_strategy(s) for s in strategy]
     if leave_one_out is not None:
-        table = sim.leave_one_out(data, specs, budget, by=leave_one_out.value, seed=seed, floor=floor)
+        table = sim.leave_one_out(data, specs, budget, by=leave_one_out.value, seed=seed, floor=floor,
+                                  groups=inputs.groups or None)
     else:
         table = sim.simulate(data, specs, budget, seed=seed, floor=floor)
         if plot is not None:

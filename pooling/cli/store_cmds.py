@@ -11,6 +11,17 @@ from rich.console import Console
 from rich.table import Table
 
 from pooling.cli.app import app
+from pooling.cli.run_options import (
+    Dedupe,
+    DedupeOpt,
+    Meta,
+    RunNames,
+    RunNamesOpt,
+    SplitByTag,
+    TopicMapOpt,
+    print_notes,
+    run_reading,
+)
 from pooling.progress import terminal_progress
 from pooling.store import Store
 
@@ -70,27 +81,20 @@ def import_runs(
     store: StoreArg,
     files: FilesArg,
     name: Annotated[str | None, typer.Option(help="run_id for a single file (default: its tag).")] = None,
-    meta: Annotated[
-        Path | None,
-        typer.Option(help="TSV with columns file, run_id, team, description[, pooled yes/no]."),
-    ] = None,
-    dedupe: Annotated[
-        str, typer.Option(help="'error' (default) or 'first': keep the first of repeated docs.")
-    ] = "error",
     strict: Annotated[bool, typer.Option(help="Refuse runs naming topics the store lacks.")] = False,
-    split_by_tag: Annotated[bool, typer.Option(help="Import each tag of a file as its own run.")] = False,
+    dedupe: Dedupe = DedupeOpt.error,
+    run_names: RunNames = RunNamesOpt.tag,
+    meta: Meta = None,
+    split_by_tag: SplitByTag = False,
+    topic_map: TopicMapOpt = None,
 ) -> None:
     """Import TREC run files (query_id Q0 doc_id rank score tag), all or nothing."""
-    from pooling.errors import StoreError
-    from pooling.store.runs import read_run_meta
-
-    if dedupe not in ("error", "first"):
-        raise StoreError("--dedupe must be 'error' or 'first'")
-    run_meta = read_run_meta(meta) if meta else None
+    reading = run_reading(dedupe, run_names, meta, split_by_tag, topic_map)
     with Store(store) as s, terminal_progress() as bar:
         report = s.import_runs(
-            files, name=name, meta=run_meta, dedupe=dedupe, strict=strict,
-            split_by_tag=split_by_tag, progress=bar,
+            files, name=name, meta=reading.meta, dedupe=reading.dedupe, strict=strict,
+            split_by_tag=split_by_tag, run_names=reading.run_names, topic_map=reading.topic_map,
+            progress=bar,
         )
     for item in report.items:
         if item.status == "imported":
@@ -99,6 +103,7 @@ def import_runs(
                       f"{item.n_rows} rows{extra})", highlight=False)
         else:
             out.print(f"{item.source}: already imported as run {item.run_id}", highlight=False)
+    print_notes(report.notes)
     _warn(report.warnings)
 
 

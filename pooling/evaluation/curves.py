@@ -67,7 +67,10 @@ def precision_recall_points(
             end += 1
         topic_docs = docs[start:end]
         if len(set(topic_docs)) != len(topic_docs):
-            raise EvaluationError(f"topic {q!r} of the run lists a document twice")
+            raise EvaluationError(
+                f"topic {q!r} of the run lists a document twice; keep one line per (topic, "
+                "document), or read the run with --dedupe first to keep the first of each"
+            )
         R = num_rel.get(q, 0)
         if R:
             found = 0

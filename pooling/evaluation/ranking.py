@@ -507,5 +507,6 @@ class _DuplicateCheck:
                 f"run {self.run_name} retrieves document {doc} twice for topic "
                 f"{self.qrels.topics[self.plan.topics[topic]]} "
                 f"({len(found)} duplicate line(s) in all); "
-                "trec_eval refuses this too: keep one line per (topic, document)"
+                "trec_eval refuses this too: keep one line per (topic, document), or read the run "
+                "with --dedupe first to keep the first of each"
             )

@@ -304,6 +304,16 @@ def _tokens(lines: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
 
 
 def _read_run_slow(data: bytes, name: str) -> TrecRun:
+    rows = parse_run_rows(data, name)
+    return TrecRun(rows.select(["query_id", "doc_id", "score"]), rows["tag"][-1].as_py(), name)
+
+
+def parse_run_rows(data: bytes, name: str = "<run>") -> pa.Table:
+    """trec_eval's reading of run text, keeping each row's tag and line number.
+
+    Columns: query_id, doc_id, score (C atof), tag, line (1-based), in file order.
+    """
+    data = gunzip_if_needed(data)
     lines = _lines(data, name)
     tokens, count = _tokens(lines)
     first = pc.list_element(tokens.filter(pa.array(count > 0)), 0)
@@ -328,14 +338,15 @@ def _read_run_slow(data: bytes, name: str) -> TrecRun:
         raise TrecInputError(
             [Problem(name, int(line_no[i]), "score is NaN; scores must be numbers") for i in bad]
         )
-    table = pa.table(
+    return pa.table(
         {
             "query_id": pc.list_element(rows, 0),
             "doc_id": pc.list_element(rows, 2),
             "score": pa.array(scores, pa.float64()),
+            "tag": pc.list_element(rows, 5),
+            "line": pa.array(line_no, pa.int64()),
         }
     )
-    return TrecRun(table, pc.list_element(rows, 5)[-1].as_py(), name)
 
 
 def _atof(text: pa.Array) -> np.ndarray:

@@ -8,8 +8,8 @@ ordering: trec_eval orders by score descending, then doc_id descending.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import IO, Literal
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -18,6 +18,9 @@ from pooling.errors import FormatError, Problem
 from pooling.formats.columns import float_column, int_column, parse_columns, str_column
 from pooling.formats.keys import duplicate_groups, has_duplicates
 from pooling.formats.source import PathLike, display_name, read_bytes, write_lines
+
+if TYPE_CHECKING:
+    from pooling.formats.topic_map import TopicMap
 
 RUN_COLUMNS = [
     str_column("query_id"),
@@ -39,6 +42,7 @@ class ParsedRun:
     table: pa.Table
     source: str
     duplicates_dropped: int = 0
+    topics_mapped: dict[str, str] = field(default_factory=dict)  # written -> canonical ids
 
 
 def read_trec_run(
@@ -49,16 +53,25 @@ def read_trec_run(
 
 
 def parse_trec_run(
-    data: bytes, source: str, *, split_by_tag: bool = False, dedupe: Dedupe = "error"
+    data: bytes, source: str, *, split_by_tag: bool = False, dedupe: Dedupe = "error",
+    topic_map: TopicMap | None = None,
 ) -> list[ParsedRun]:
-    """Parse run text; raise FormatError naming every malformed line, NaN score or duplicate."""
+    """Parse run text; raise FormatError naming every malformed line, NaN score or duplicate.
+
+    A topic map is applied before the duplicate check (two ids of one topic may share docs).
+    """
     parsed = parse_columns(data, source, RUN_COLUMNS, extra_fields="ignore")
     problems = list(parsed.problems)
     table = parsed.table
     problems += _q0_problems(table, source)
     if problems:
         raise FormatError(problems, hint="Fix these lines; a run line is: query_id Q0 doc_id rank score tag")
-    return split_checked(table.drop_columns(["q0"]), source, split_by_tag=split_by_tag, dedupe=dedupe)
+    table = table.drop_columns(["q0"])
+    used: dict[str, str] = {}
+    if topic_map is not None:
+        table, used = topic_map.apply(table)
+    runs = split_checked(table, source, split_by_tag=split_by_tag, dedupe=dedupe)
+    return [ParsedRun(r.tag, r.table, r.source, r.duplicates_dropped, used) for r in runs]
 
 
 def split_checked(
@@ -73,7 +86,7 @@ def split_checked(
             firsts.append(f"{tag!r} (first at line {table['line'][idx].as_py()})")
         raise FormatError(
             [Problem(source, None, f"{len(tags)} different run tags in one file: {', '.join(firsts)}")],
-            hint="Import each tag as its own run with --split-by-tag, or fix the tag column.",
+            hint="Read each tag as its own run with --split-by-tag, or fix the tag column.",
         )
     runs = []
     for tag in tags:
@@ -102,7 +115,7 @@ def apply_dedupe(table: pa.Table, source: str, dedupe: Dedupe) -> tuple[pa.Table
     raise FormatError(
         examples,
         hint=f"{repeated} repeated (query_id, doc_id) line(s) in {len(groups)} pair(s); "
-        "use --dedupe first to keep the first occurrence of each (the store records that it did).",
+        "use --dedupe first to keep the first occurrence of each.",
     )
 
 

@@ -89,7 +89,7 @@ def save_qrels(
             [name, utcnow(), method, source, sha256, scale, relevance_level, table.num_rows,
              n_topics, json.dumps(params) if params else None],
         )
-        store.sql("record import", "INSERT INTO imports VALUES (?, 'qrels', ?, ?, ?)",
+        store.sql("record import", "INSERT INTO imports (sha256, kind, source, target, imported_at) VALUES (?, 'qrels', ?, ?, ?)",
                   [sha256, source, name, utcnow()])
     return QrelsImport(name, "imported", table.num_rows, n_topics, tuple(scale))
 

@@ -9,7 +9,6 @@ which explains every problem with file:line. All files of one call share one tra
 
 from __future__ import annotations
 
-import csv
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,23 +18,21 @@ import pyarrow as pa
 
 from pooling import faults
 from pooling.errors import FormatError, Problem, StoreError
+from pooling.formats.run_files import (  # noqa: F401  (RunMeta, read_run_meta: re-exported)
+    RunMeta,
+    RunNames,
+    RunReading,
+    read_run_meta,
+    run_name,
+)
 from pooling.formats.source import display_name, gunzip_if_needed
+from pooling.formats.topic_map import TopicMap, details_json
 from pooling.formats.trec_run import Dedupe, ParsedRun, parse_trec_run, split_checked
 from pooling.progress import NoProgress, Progress
 from pooling.store.core import Store, utcnow
 
 CHUNK_ROWS = 250_000
 KEEP_BYTES = 1 << 30  # file bytes kept in memory between planning and loading
-
-
-@dataclass(frozen=True)
-class RunMeta:
-    """What a campaign knows about a run beyond its file: name, team, description, pooled."""
-
-    run_id: str | None = None
-    team: str | None = None
-    description: str | None = None
-    pooled: bool | None = None
 
 
 @dataclass
@@ -56,6 +53,7 @@ class ImportReport:
 
     items: list[ImportedRun] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -68,46 +66,6 @@ class _Planned:
     raw: bytes | None = None  # the file's bytes, kept from planning while memory allows
 
 
-def read_run_meta(path: str | Path) -> dict[str, RunMeta]:
-    """Read a runs.tsv (columns: file, run_id, team, description, optional pooled yes/no)."""
-    source = display_name(path)
-    problems: list[Problem] = []
-    out: dict[str, RunMeta] = {}
-    with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter="\t")
-        if not reader.fieldnames or "file" not in reader.fieldnames:
-            raise FormatError(
-                [Problem(source, 1, "header must name the columns: file, run_id, team, "
-                         "description, and optionally pooled")]
-            )
-        for number, row in enumerate(reader, start=2):
-            pooled_text = (row.get("pooled") or "").strip().lower()
-            if pooled_text not in ("", "yes", "no", "true", "false", "1", "0"):
-                problems.append(Problem(source, number, f"pooled must be yes or no, found {pooled_text!r}"))
-                continue
-            file_name = (row.get("file") or "").strip()
-            if not file_name:
-                problems.append(Problem(source, number, "the file column is empty"))
-                continue
-            if file_name in out:
-                problems.append(Problem(source, number, f"file {file_name!r} is listed twice"))
-                continue
-            out[file_name] = RunMeta(
-                run_id=(row.get("run_id") or "").strip() or None,
-                team=(row.get("team") or "").strip() or None,
-                description=(row.get("description") or "").strip() or None,
-                pooled=None if not pooled_text else pooled_text in ("yes", "true", "1"),
-            )
-    if problems:
-        raise FormatError(problems)
-    # Files are named relative to the meta file; a bare name also matches by file name.
-    base = Path(path).resolve().parent
-    keyed = {str((base / name).resolve()): m for name, m in out.items()}
-    names = [Path(name).name for name in out]
-    keyed.update({Path(n).name: m for n, m in out.items() if names.count(Path(n).name) == 1})
-    return keyed
-
-
 def import_runs(
     store: Store,
     files: list[str | Path],
@@ -117,14 +75,22 @@ def import_runs(
     dedupe: Dedupe = "error",
     strict: bool = False,
     split_by_tag: bool = False,
+    run_names: RunNames = "tag",
+    topic_map: TopicMap | None = None,
     progress: Progress | None = None,
 ) -> ImportReport:
-    """Import TREC run files in one transaction; see the module docstring for the rules."""
+    """Import TREC run files in one transaction; see the module docstring for the rules.
+
+    Runs are read under the same options as in every command (`pooling.formats.run_files`);
+    a topic map that changed ids is recorded with the import.
+    """
     progress = progress or NoProgress()
+    reading = RunReading(dedupe=dedupe, run_names=run_names, meta=meta, split_by_tag=split_by_tag,
+                         topic_map=topic_map)
     if name is not None and len(files) != 1:
         raise StoreError("--name names a single run; for several files give --meta runs.tsv")
     report = ImportReport()
-    planned = _plan(store, files, name, meta or {}, split_by_tag, report)
+    planned = _plan(store, files, name, reading, report)
     if not planned:
         return report
     new_ids: list[str] = []
@@ -134,19 +100,31 @@ def import_runs(
             item.raw = None
             data = gunzip_if_needed(raw)
             loaded = None
-            if item.run_id is not None and raw is data:
+            used: dict[str, str] = {}
+            if item.run_id is not None and raw is data and topic_map is None:
                 loaded = _insert_fast(store, item, data, progress)
             if loaded is None:
-                runs = parse_trec_run(data, item.source, split_by_tag=split_by_tag, dedupe=dedupe)
-                loaded = [_insert_parsed(store, item, run, progress) for run in runs]
+                runs = parse_trec_run(data, item.source, split_by_tag=split_by_tag, dedupe=dedupe,
+                                      topic_map=topic_map)
+                used = runs[0].topics_mapped if runs else {}
+                several = len(runs) > 1
+                loaded = [
+                    _insert_parsed(store, item, run, progress,
+                                   item.run_id or run_name(item.path, run.tag, reading, several_tags=several))
+                    for run in runs
+                ]
             for run_id, tag, rows_dropped in loaded:
                 _record_run(store, item, run_id, tag, dedupe, rows_dropped)
                 new_ids.append(run_id)
                 report.items.append(_summary(store, run_id, item.source, rows_dropped))
+            if used:
+                report.notes.append(f"{item.source}: topic map changed {len(used)} topic id(s)")
             store.one(
                 "record import",
-                "INSERT INTO imports VALUES (?, 'run', ?, ?, ?)",
-                [item.sha256, item.source, ",".join(r for r, _, _ in loaded), utcnow()],
+                "INSERT INTO imports (sha256, kind, source, target, imported_at, details) "
+                "VALUES (?, 'run', ?, ?, ?, ?)",
+                [item.sha256, item.source, ",".join(r for r, _, _ in loaded), utcnow(),
+                 details_json(topic_map=topic_map.record(used) if topic_map and used else None)],
             )
         report.warnings += _check_topics(store, new_ids, strict)
     return report
@@ -178,7 +156,7 @@ def import_run_table(
     with store.transaction():
         _, tag, dropped = _insert_parsed(store, item, run, NoProgress())
         _record_run(store, item, run_id, tag, dedupe, dropped)
-        store.one("record import", "INSERT INTO imports VALUES (?, 'run', ?, ?, ?)",
+        store.one("record import", "INSERT INTO imports (sha256, kind, source, target, imported_at) VALUES (?, 'run', ?, ?, ?)",
                   [sha, source, run_id, utcnow()])
         report.items.append(_summary(store, run_id, source, dropped))
         report.warnings += _check_topics(store, [run_id], strict)
@@ -189,8 +167,7 @@ def _plan(
     store: Store,
     files: list[str | Path],
     name: str | None,
-    meta: dict[str, RunMeta],
-    split_by_tag: bool,
+    reading: RunReading,
     report: ImportReport,
 ) -> list[_Planned]:
     """Decide each file's run_id and refuse conflicts before anything is written."""
@@ -213,13 +190,14 @@ def _plan(
             target = done[0] if done else seen_sha[sha]
             report.items.append(ImportedRun(target, source, "already imported"))
             continue
-        file_meta = meta.get(str(path.resolve())) or meta.get(path.name) or RunMeta()
-        if meta and file_meta == RunMeta():
+        file_meta = reading.meta_for(path)
+        if reading.meta is not None and file_meta is None:
             problems.append(f"{source}: not listed in the --meta file (add a line for it)")
             continue
+        file_meta = file_meta or RunMeta()
         run_id = None
-        if not split_by_tag:
-            run_id = name or file_meta.run_id or _first_tag(gunzip_if_needed(raw), source)
+        if not reading.split_by_tag:
+            run_id = name or run_name(path, _first_tag(gunzip_if_needed(raw), source), reading)
         seen_sha[sha] = run_id or source
         kept += len(raw)
         planned.append(
@@ -232,7 +210,8 @@ def _plan(
         if item.run_id in by_id:
             problems.append(
                 f"{by_id[item.run_id]} and {item.source} would both be run {item.run_id!r}; "
-                "give each file its own run_id in a --meta runs.tsv"
+                "name runs after their files with --run-names file, or give each file its own "
+                "run_id in a --meta runs.tsv"
             )
         by_id[item.run_id] = item.source
         existing = store.one(
@@ -324,14 +303,14 @@ def _delete_rows(store: Store, run_id: str) -> None:
 
 
 def _insert_parsed(
-    store: Store, item: _Planned, run: ParsedRun, progress: Progress
+    store: Store, item: _Planned, run: ParsedRun, progress: Progress, run_id: str | None = None
 ) -> tuple[str, str, int]:
     """Insert a parsed run in chunks (progress and crash-test hooks between chunks)."""
-    run_id = item.run_id or run.tag
+    run_id = run_id or item.run_id or run.tag
     if item.run_id is None and store.has_run(run_id):
         raise StoreError(
-            f"{item.source}: tag {run_id!r} is already a run in {store.path}; "
-            "import this file without --split-by-tag and with --name"
+            f"{item.source}: run {run_id!r} (tag {run.tag!r}) is already in {store.path}; "
+            "import this file with --run-names file, or without --split-by-tag and with --name"
         )
     table = run.table.select(["query_id", "doc_id", "rank", "score"])
     progress.start(f"importing {item.source} ({run_id})", total=table.num_rows)

@@ -82,6 +82,11 @@ MIGRATIONS: list[list[str]] = [
             measure VARCHAR NOT NULL, query_id VARCHAR, value DOUBLE,
             computed_at TIMESTAMP NOT NULL)""",
     ],
+    [
+        # What was done to an input on its way in, as a JSON object text: a topic-id map that
+        # was applied ({"topic_map": {...}}), the ir_datasets id it came from, format options.
+        "ALTER TABLE imports ADD COLUMN details VARCHAR",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

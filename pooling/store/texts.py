@@ -83,7 +83,7 @@ def _import(store: Store, kind: str, path, tables, progress: Progress) -> TextIm
             result.unchanged += table.num_rows - added
             faults.rows_written(result.added)
             progress.advance(table.num_rows)
-        con.execute("INSERT INTO imports VALUES (?, ?, ?, ?, ?)", [sha, kind, source, kind, utcnow()])
+        con.execute("INSERT INTO imports (sha256, kind, source, target, imported_at) VALUES (?, ?, ?, ?, ?)", [sha, kind, source, kind, utcnow()])
     progress.finish()
     return result
 
