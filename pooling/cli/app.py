@@ -33,5 +33,17 @@ def _global(
     verbose: Annotated[
         bool, typer.Option("--verbose", help="Show tracebacks for errors.")
     ] = False,
+    token: Annotated[
+        str | None,
+        typer.Option("--token", help="Organiser token for a store that `pooling serve` is serving "
+                     "(default: $POOLING_TOKEN, else the server's token file, readable only by "
+                     "the user who started it).", show_default=False),
+    ] = None,
 ) -> None:
     state.verbose = verbose
+    if token:
+        import os
+
+        from pooling.store.remote import TOKEN_ENV
+
+        os.environ[TOKEN_ENV] = token  # read by every Store this process opens

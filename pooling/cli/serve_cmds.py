@@ -21,7 +21,10 @@ def serve(
 ) -> None:
     """Serve the judging web app: assessors log in with their token link and judge their
     assigned documents; organisers follow progress and agreement and run the campaign.
-    While it runs, the server holds the store: other commands on it say so and exit."""
+    While it runs, the server holds the store and every other `pooling` command (and the
+    Python `Store`) reaches it through the server as an organiser: the user who started it
+    needs nothing more (its token is in STORE.organiser-token, mode 0600); others pass an
+    organiser's token with `pooling --token` or $POOLING_TOKEN."""
     from pooling.web.server import serve as run_server
 
     def ready(url: str) -> None:
@@ -29,6 +32,8 @@ def serve(
                   highlight=False, soft_wrap=True)
         err.print(f"assessors log in at {url}login?token=<their token>", highlight=False,
                   soft_wrap=True)
+        err.print(f"other pooling commands on {store} keep working through this server",
+                  highlight=False, soft_wrap=True)
 
     run_server(store, host=host, port=port, on_ready=ready)
     err.print(f"stopped; {store} is free for other commands", highlight=False)

@@ -1,4 +1,4 @@
-"""Store commands: `init`, `import topics|docs|runs|qrels|letor`, `info`, `export run|qrels`."""
+"""Store commands: `init`, `import topics|docs|runs|qrels|letor|ir-datasets`, `info`, `export run|qrels`."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from pooling.cli.run_options import (
 )
 from pooling.progress import terminal_progress
 from pooling.store import Store
+from pooling.store.ir_datasets import DocsMode, IrDatasetImport
 
 import_app = typer.Typer(help="Import topics, documents, runs or qrels into a store.", no_args_is_help=True)
 export_app = typer.Typer(help="Export runs or qrels from a store as TREC files.", no_args_is_help=True)
@@ -143,11 +144,50 @@ def import_letor(
         out.print(f"  run {item.run_id}: {item.status}", highlight=False)
 
 
+@import_app.command("ir-datasets")
+def import_ir_datasets(
+    store: StoreArg,
+    dataset_id: Annotated[str, typer.Argument(help="An ir_datasets id, e.g. msmarco-passage/trec-dl-2019/judged.")],
+    docs: Annotated[
+        DocsMode,
+        typer.Option(help="Documents: 'pooled' (those in runs, pools and judgments), 'all', or 'none'."),
+    ] = DocsMode.pooled,
+    name: Annotated[str | None, typer.Option(help="Name of the qrels version (default: irds:DATASET_ID).")] = None,
+) -> None:
+    """Import a dataset of ir_datasets: its topics, its qrels as a new version, and documents."""
+    with Store(store) as s, terminal_progress() as bar:
+        report = s.import_ir_dataset(dataset_id, docs=docs, qrels_name=name, progress=bar)
+    for line in _ir_dataset_summary(report):
+        out.print(line, highlight=False, soft_wrap=True)
+    print_notes(report.notes)
+
+
+def _ir_dataset_summary(r: IrDatasetImport) -> list[str]:
+    """One line per table: what the import added, or that it was there already."""
+    lines = []
+    if (t := r.topics) is not None:
+        counts = f", {t.added} new topic(s), {t.unchanged} unchanged" if t.status == "imported" else ""
+        lines.append(f"{r.source} topics: {t.status}{counts}")
+    if (q := r.qrels) is not None and q.status == "imported":
+        lines.append(f"{r.source} qrels: imported qrels version {q.name} ({q.n_topics} topics, "
+                     f"{q.n_rows} judgments, grades {', '.join(map(str, q.grades))})")
+    elif q is not None:
+        lines.append(f"{r.source} qrels: already imported as qrels version {q.name}")
+    if (d := r.documents) is not None:
+        counts = (f", {d.added} new document(s), {d.unchanged} unchanged"
+                  if d.status == "imported" else "")
+        lines.append(f"{r.source} documents ({r.docs}): {d.status}{counts}")
+    elif r.docs is DocsMode.none:
+        lines.append(f"{r.source} documents: skipped (--docs none)")
+    return lines
+
+
 @app.command()
 def info(store: StoreArg) -> None:
     """Counts per table, the runs with their topics and rows, and the qrels versions."""
     with Store(store, read_only=True) as s:
         data = s.info()
+        sources = {q["name"]: s.qrels_info(q["name"])["source"] for q in data["qrels_versions"]}
     out.print(f"[bold]{data['path']}[/bold] (schema {data['schema_version']})", highlight=False)
     counts = Table("table", "rows", title="contents")
     for name, n in data["counts"].items():
@@ -161,10 +201,11 @@ def info(store: StoreArg) -> None:
                          pooled, r["source"] or "")
         out.print(runs)
     if data["qrels_versions"]:
-        q = Table("version", "method", "topics", "judgments", "grades", title="qrels versions")
+        q = Table("version", "method", "topics", "judgments", "grades", "source",
+                  title="qrels versions")
         for r in data["qrels_versions"]:
             q.add_row(r["name"], r["method"], str(r["n_topics"]), f"{r['n_rows']:,}",
-                      ",".join(map(str, r["grades"])))
+                      ",".join(map(str, r["grades"])), sources[r["name"]] or "")
         out.print(q)
 
 

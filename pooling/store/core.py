@@ -41,7 +41,13 @@ class Store:
     context manager (or call `close()`). `read_only=True` lets several readers share the file.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False, create: bool = False):
+    def __init__(
+        self, path: str | os.PathLike[str], *, read_only: bool = False, create: bool = False,
+        token: str | None = None, local: bool = False,
+    ):
+        """Open (or with `create`, make) a store. While `pooling serve` holds the file, the
+        store is reached through the server with an organiser `token` (default: $POOLING_TOKEN
+        or the server's token file; see `pooling.store.remote`); `local=True` refuses that."""
         self.path = Path(path)
         if not create and not self.path.exists():
             raise StoreError(
@@ -50,7 +56,17 @@ class Store:
         if create and self.path.exists():
             raise StoreError(f"{self.path} already exists; open it instead of creating it")
         self.read_only = read_only
-        self.con = _connect(self.path, read_only=read_only)
+        self.remote = False
+        try:
+            self.con = _connect(self.path, read_only=read_only)
+        except StoreLockedError:
+            server = None if local else server_info(self.path)
+            if server is None:
+                raise
+            from pooling.store.remote import connect
+
+            self.con = connect(self.path, server, token)  # type: ignore[assignment]
+            self.remote = True
         self._in_transaction = False
         self._upgrade_schema()
 
@@ -91,6 +107,11 @@ class Store:
             )
         if version == SCHEMA_VERSION:
             return
+        if self.remote:
+            raise SchemaError(
+                f"{self.path} is served by a pooling with schema version {version}, older than "
+                f"this one ({SCHEMA_VERSION}); restart the server with this pooling"
+            )
         if self.read_only:
             # Upgrade through a short read-write connection, then carry on read-only.
             self.con.close()
@@ -189,6 +210,12 @@ class Store:
         from pooling.store.texts import import_documents
 
         return import_documents(self, path, format=format, progress=progress)
+
+    def import_ir_dataset(self, dataset_id: str, docs: str = "pooled", progress=None, **options):
+        """Import an ir_datasets dataset; see `pooling.store.ir_datasets.import_ir_dataset`."""
+        from pooling.store.ir_datasets import import_ir_dataset
+
+        return import_ir_dataset(self, dataset_id, docs=docs, progress=progress, **options)
 
     def export_run(self, run_id: str, out) -> None:
         """Write a stored run as a TREC run file (same ranking, rank and scores as imported)."""
@@ -349,7 +376,7 @@ def describe_lock_holder(path: Path, duckdb_message: str) -> str:
     if server:
         return (
             f"{path} is being served by `pooling serve` (pid {server.get('pid')}, "
-            f"{server.get('url')}); use the organiser view there, or stop the server first"
+            f"{server.get('url')}); one server per store: use that one"
         )
     match = re.search(r"\(PID (\d+)\)", duckdb_message)
     if match:

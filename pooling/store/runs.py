@@ -267,7 +267,7 @@ def _insert_fast(
     tag = _first_tag(data, item.source)
     assert item.run_id is not None
     progress.start(f"importing {item.source}", total=n_lines)
-    store.sql("fast read", _FAST_READ, {"run_id": item.run_id, "path": str(item.path), "tag": tag})
+    store.sql("fast read", _FAST_READ, {"run_id": item.run_id, "path": str(item.path.resolve()), "tag": tag})
     (written,) = store.one(
         "count rows", "SELECT count(*) FROM run_results WHERE run_id = ?", [item.run_id]
     )

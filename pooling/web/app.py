@@ -14,11 +14,13 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pooling.store.core import Store
+from pooling.store.remote import API_PREFIX
 from pooling.web import assessor_views as a
 from pooling.web import organiser_views as o
 from pooling.web.gate import StoreGate
 from pooling.web.pages import LoginRequired, http_error, login_required, make_templates
 from pooling.web.sessions import SessionSigner
+from pooling.web.store_api import StoreSessions, create_store_api
 
 STATIC_DIR = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 1_000_000
@@ -80,15 +82,37 @@ ROUTES = [
 ]
 
 
-def create_app(store: Store, *, signer: SessionSigner | None = None) -> Starlette:
+class PoolingApp:
+    """The judging pages, and the organisers' store API under /_store/ (its own size limit).
+
+    `sessions` holds the organisers' open store sessions; close them before the store.
+    """
+
+    def __init__(self, pages: ASGIApp, api: ASGIApp, sessions: StoreSessions):
+        self.pages, self.api, self.sessions = pages, api, sessions
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        root = scope.get("root_path", "")
+        if scope["type"] == "http" and scope["path"].startswith(f"{root}/{API_PREFIX}/"):
+            await self.api({**scope, "root_path": f"{root}/{API_PREFIX}"}, receive, send)
+        else:
+            await self.pages(scope, receive, send)
+
+
+def create_app(
+    store: Store, *, signer: SessionSigner | None = None, server_token: str | None = None
+) -> PoolingApp:
     """The judging app over an open (read-write) store; sessions are signed with a key kept
-    beside the store unless a signer is given."""
+    beside the store unless a signer is given. `server_token` lets the organiser's CLI in
+    (see `pooling.web.store_api`); organisers' own tokens always do."""
     app = Starlette(
         routes=ROUTES,
         exception_handlers={HTTPException: http_error, LoginRequired: login_required},
         max_body_size=MAX_BODY_BYTES,
     )
-    app.state.gate = StoreGate(store)
+    gate = StoreGate(store)
+    app.state.gate = gate
     app.state.signer = signer or SessionSigner.for_store(store.path)
     app.state.templates = make_templates()
-    return SecurityHeaders(app)  # type: ignore[return-value]
+    sessions = StoreSessions(gate, server_token)
+    return PoolingApp(SecurityHeaders(app), SecurityHeaders(create_store_api(sessions)), sessions)

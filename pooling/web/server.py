@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import socket
 import threading
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from pooling.errors import PoolingError
 from pooling.store.core import SERVER_FILE_SUFFIX, Store
+from pooling.store.remote import token_file
 
 
 class ServeError(PoolingError):
@@ -37,21 +39,26 @@ def serve(
         raise ServeError(f"`pooling serve` needs the web extra ({exc.name} is missing): "
                          "pip install 'pooling[web]'") from exc
     path = Path(store_path)
-    with Store(path) as store:  # refuses, naming the holder, when the store is in use
+    with Store(path, local=True) as store:  # refuses, naming the holder, when in use
         sock = _bind(host, port)
         url = _url(host, sock.getsockname()[1])
         marker = path.with_name(path.name + SERVER_FILE_SUFFIX)
+        token = secrets.token_urlsafe(32)
+        _write_private(token_file(path), token + "\n")
         _write_atomically(marker, json.dumps({"pid": os.getpid(), "url": url}) + "\n")
+        app = create_app(store, server_token=token)
         try:
-            config = uvicorn.Config(create_app(store), log_level="warning", access_log=False,
+            config = uvicorn.Config(app, log_level="warning", access_log=False,
                                     lifespan="off", timeout_graceful_shutdown=5)
             if on_ready:
                 on_ready(url)
             with _stop_on_signals():
                 uvicorn.Server(config).run(sockets=[sock])
         finally:
+            app.sessions.close_all()  # roll back what organisers' sessions left open
             sock.close()
             _remove_if_ours(marker)
+            _remove_token(token_file(path), token)
 
 
 class _Stopped(Exception):
@@ -103,6 +110,23 @@ def _write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     tmp.replace(path)
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a secret readable only by this user (created 0600, then renamed into place)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    tmp.replace(path)
+
+
+def _remove_token(path: Path, token: str) -> None:
+    try:
+        if path.read_text().strip() == token:
+            path.unlink()
+    except OSError:
+        pass
 
 
 def _remove_if_ours(path: Path) -> None:

@@ -148,22 +148,36 @@ def test_organiser_adds_people_assigns_derives_and_downloads(campaign, server):
     assert "ann=0, cy-young=1" in page
 
 
-def test_other_commands_name_the_server_while_it_holds_the_store(campaign, server):
+def test_without_organiser_credentials_commands_name_the_server(campaign, server):
     marker = campaign.path.with_name(campaign.path.name + ".server.json")
     info = json.loads(marker.read_text())
     assert info == {"pid": server.process.pid, "url": server.url}
-    for command in (["info", str(campaign.path)],
-                    ["assessors", "add", str(campaign.path), "Dee"]):
-        done = subprocess.run([sys.executable, "-m", "pooling", *command],
-                              capture_output=True, text=True, timeout=60)
-        assert done.returncode == 1, done
-        assert f"pid {server.process.pid}" in done.stderr and server.url in done.stderr
-        assert "Traceback" not in done.stderr
+    token_file = campaign.path.with_name(campaign.path.name + ".organiser-token")
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    hidden = token_file.with_name("hidden-token")
+    token_file.rename(hidden)  # as another user: the file cannot be read
+    try:
+        for command in (["info", str(campaign.path)],
+                        ["assessors", "add", str(campaign.path), "Dee"]):
+            done = subprocess.run([sys.executable, "-m", "pooling", *command], capture_output=True,
+                                  text=True, timeout=60, env=_without_token())
+            assert done.returncode == 1, done
+            assert f"pid {server.process.pid}" in done.stderr and server.url in done.stderr
+            assert "organiser credentials" in done.stderr and "--token" in done.stderr
+            assert "Traceback" not in done.stderr
+    finally:
+        hidden.rename(token_file)
     server.stop()
-    assert server.process.returncode == 0 and not marker.exists()
+    assert server.process.returncode == 0 and not marker.exists() and not token_file.exists()
     done = subprocess.run([sys.executable, "-m", "pooling", "info", str(campaign.path)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def _without_token() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k != "POOLING_TOKEN"}
 
 
 def test_serve_refuses_a_store_another_server_holds(campaign, server):

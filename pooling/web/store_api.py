@@ -1,0 +1,272 @@
+"""The organiser's way into a served store: SQL sessions for `pooling.store.remote` clients.
+
+Each client session gets its own DuckDB cursor on the server's database, so its reads run
+beside the assessors' requests (DuckDB is MVCC: a long read blocks no writer) and its writes
+are its own transaction. Every request needs an organiser's bearer token: the server's own
+token (`<store>.organiser-token`, mode 0600) or the token of a person with the organiser
+role. Cookies are never looked at, so an assessor's browser session cannot reach this, and a
+page cannot forge a request (no ambient credential). A session not heard from for
+its lease (`LEASE_SECONDS`; its client was killed) is rolled back and closed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+
+import duckdb
+import pyarrow as pa
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from pooling.assessors import authenticate
+from pooling.store.remote import ARROW_STREAM, LEASE_ENV, LEASE_SECONDS, decode_params
+from pooling.web.gate import StoreGate
+
+MAX_REQUEST_BYTES = 1 << 30  # a registered chunk of an import can be large
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass
+class _Session:
+    cursor: duckdb.DuckDBPyConnection
+    token_hash: str
+    who: str
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    last_seen: float = field(default_factory=time.monotonic)
+
+
+class StoreSessions:
+    """The open organiser sessions of one server, and the reaper that ends abandoned ones."""
+
+    def __init__(self, gate: StoreGate, server_token: str | None, lease: float | None = None):
+        self.gate = gate
+        self.lease = lease or float(os.environ.get(LEASE_ENV) or LEASE_SECONDS)
+        self._server_hash = _hash(server_token) if server_token else None
+        self._sessions: dict[str, _Session] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._reaper = threading.Thread(target=self._reap, name="store-sessions", daemon=True)
+        self._reaper.start()
+
+    # -- credentials -----------------------------------------------------------------------
+    def organiser(self, request: Request) -> str:
+        """Who the request's bearer token belongs to, if an organiser; else an HTTP error."""
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise _Refused(401, "organiser credentials needed: send 'Authorization: Bearer <token>'")
+        token = token.strip()
+        if self._server_hash and hmac.compare_digest(_hash(token), self._server_hash):
+            return "server-token"
+        person = self.gate.run_sync(authenticate, token)
+        if person is None:
+            raise _Refused(401, "unknown token; check --token (or $POOLING_TOKEN)")
+        if person[1] != "organiser":
+            raise _Refused(403, f"{person[0]} is an assessor; store operations need an organiser's token")
+        return person[0]
+
+    # -- sessions ----------------------------------------------------------------------------
+    def open(self, request: Request) -> str:
+        who = self.organiser(request)
+        cursor = self.gate.run_sync(lambda store: store.con.cursor())
+        session_id = secrets.token_urlsafe(24)
+        header = request.headers["authorization"].partition(" ")[2].strip()
+        with self._lock:
+            self._sessions[session_id] = _Session(cursor, _hash(header), who)
+        return session_id
+
+    def get(self, request: Request) -> _Session:
+        session_id = request.path_params["session"]
+        with self._lock:
+            session = self._sessions.get(session_id)
+        header = request.headers.get("authorization", "").partition(" ")[2].strip()
+        if session is None:
+            raise _Refused(404, "no such session (it may have expired); open the store again")
+        if not header or not hmac.compare_digest(_hash(header), session.token_hash):
+            raise _Refused(401, "this session belongs to another token")
+        session.last_seen = time.monotonic()
+        return session
+
+    def close(self, session_id: str) -> None:
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is not None:
+            with session.lock:
+                _end(session)
+
+    def close_all(self) -> None:
+        self._stop.set()
+        with self._lock:
+            ids = list(self._sessions)
+        for session_id in ids:
+            self.close(session_id)
+
+    def _reap(self) -> None:
+        while not self._stop.wait(1.0):
+            now = time.monotonic()
+            with self._lock:
+                stale = [k for k, s in self._sessions.items() if now - s.last_seen > self.lease]
+            for session_id in stale:
+                with self._lock:
+                    session = self._sessions.get(session_id)
+                if session is None or not session.lock.acquire(blocking=False):
+                    continue  # busy: a statement is running, so the client is still there
+                try:
+                    with self._lock:
+                        self._sessions.pop(session_id, None)
+                    _end(session)
+                finally:
+                    session.lock.release()
+
+
+def _end(session: _Session) -> None:
+    """Roll back whatever the session left open, and close its cursor."""
+    try:
+        session.cursor.execute("ROLLBACK")
+    except duckdb.Error:
+        pass  # no transaction was open
+    try:
+        session.cursor.close()
+    except duckdb.Error:
+        pass
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _error(status: int, message: str, kind: str | None = None) -> JSONResponse:
+    body: dict[str, str] = {"error": message}
+    if kind:
+        body["kind"] = kind
+    return JSONResponse(body, status_code=status)
+
+
+def _sessions(request: Request) -> StoreSessions:
+    return request.app.state.sessions
+
+
+async def open_session(request: Request) -> Response:
+    try:
+        session_id = await run_in_threadpool(_sessions(request).open, request)
+    except _Refused as exc:
+        return _error(exc.status, str(exc))
+    return JSONResponse({"session": session_id, "lease_seconds": _sessions(request).lease})
+
+
+async def close_session(request: Request) -> Response:
+    try:
+        _sessions(request).get(request)
+    except _Refused as exc:
+        return _error(exc.status, str(exc))
+    await run_in_threadpool(_sessions(request).close, request.path_params["session"])
+    return Response(status_code=204)
+
+
+async def ping(request: Request) -> Response:
+    try:
+        _sessions(request).get(request)
+    except _Refused as exc:
+        return _error(exc.status, str(exc))
+    return Response(status_code=204)
+
+
+async def execute(request: Request) -> Response:
+    try:
+        session = _sessions(request).get(request)
+        body = json.loads(await request.body())
+        query, params = body["sql"], decode_params(body.get("params"))
+        batch_rows = int(body.get("batch_rows") or (1 << 20))
+    except _Refused as exc:
+        return _error(exc.status, str(exc))
+    except (ValueError, KeyError, TypeError) as exc:
+        return _error(400, f"malformed request: {exc}")
+    try:
+        data = await run_in_threadpool(_run, session, query, params, batch_rows)
+    except duckdb.Error as exc:
+        return _error(400, str(exc), type(exc).__name__)
+    return Response(data, media_type=ARROW_STREAM)
+
+
+def _run(session: _Session, query: str, params, batch_rows: int) -> bytes:
+    with session.lock:
+        session.last_seen = time.monotonic()
+        # A query becomes a relation read as Arrow batches; other statements (BEGIN, INSERT,
+        # COMMIT, ...) run at once and give None.
+        relation = session.cursor.sql(query, params=params or None)
+        reader = relation.to_arrow_reader(batch_rows) if relation is not None else None
+        sink = pa.BufferOutputStream()
+        schema = reader.schema if reader is not None else pa.schema([])
+        with pa.ipc.new_stream(sink, schema) as writer:
+            if reader is not None:
+                for batch in reader:
+                    writer.write_batch(batch)
+        session.last_seen = time.monotonic()
+        return sink.getvalue().to_pybytes()
+
+
+async def register(request: Request) -> Response:
+    try:
+        session = _sessions(request).get(request)
+    except _Refused as exc:
+        return _error(exc.status, str(exc))
+    data = await request.body()
+    name = request.path_params["name"]
+
+    def do() -> None:
+        table = pa.ipc.open_stream(pa.BufferReader(data)).read_all()
+        with session.lock:
+            session.cursor.register(name, table)
+
+    try:
+        await run_in_threadpool(do)
+    except (duckdb.Error, pa.ArrowInvalid) as exc:
+        return _error(400, str(exc), type(exc).__name__ if isinstance(exc, duckdb.Error) else None)
+    return Response(status_code=204)
+
+
+async def unregister(request: Request) -> Response:
+    try:
+        session = _sessions(request).get(request)
+    except _Refused as exc:
+        return _error(exc.status, str(exc))
+    name = request.path_params["name"]
+
+    def do() -> None:
+        with session.lock:
+            session.cursor.unregister(name)
+
+    await run_in_threadpool(do)
+    return Response(status_code=204)
+
+
+ROUTES = [
+    Route("/sessions", open_session, methods=["POST"]),
+    Route("/sessions/{session}", close_session, methods=["DELETE"]),
+    Route("/sessions/{session}/ping", ping, methods=["POST"]),
+    Route("/sessions/{session}/execute", execute, methods=["POST"]),
+    Route("/sessions/{session}/register/{name}", register, methods=["POST"]),
+    Route("/sessions/{session}/unregister/{name}", unregister, methods=["POST"]),
+]
+
+
+def create_store_api(sessions: StoreSessions) -> Starlette:
+    """The organiser API's ASGI app (mounted at /_store by `pooling.web.app.create_app`)."""
+    api = Starlette(routes=ROUTES, max_body_size=MAX_REQUEST_BYTES)
+    api.state.sessions = sessions
+    return api
