@@ -18,6 +18,7 @@ from pooling.store.remote import API_PREFIX
 from pooling.web import assessor_views as a
 from pooling.web import organiser_views as o
 from pooling.web.gate import StoreGate
+from pooling.web.live import LiveCampaign
 from pooling.web.pages import LoginRequired, http_error, login_required, make_templates
 from pooling.web.sessions import SessionSigner
 from pooling.web.store_api import StoreSessions, create_store_api
@@ -85,16 +86,27 @@ ROUTES = [
 class PoolingApp:
     """The judging pages, and the organisers' store API under /_store/ (its own size limit).
 
-    `sessions` holds the organisers' open store sessions; close them before the store.
+    `sessions` holds the organisers' open store sessions and `live` the judgment writer;
+    `close()` ends both before the store is closed.
     """
 
-    def __init__(self, pages: ASGIApp, api: ASGIApp, sessions: StoreSessions):
-        self.pages, self.api, self.sessions = pages, api, sessions
+    def __init__(self, pages: ASGIApp, api: ASGIApp, sessions: StoreSessions, live: LiveCampaign):
+        self.pages, self.api, self.sessions, self.live = pages, api, sessions, live
+
+    def close(self) -> None:
+        self.sessions.close_all()  # roll back what organisers' sessions left open
+        self.live.close()  # commit what the writer holds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         root = scope.get("root_path", "")
         if scope["type"] == "http" and scope["path"].startswith(f"{root}/{API_PREFIX}/"):
             await self.api({**scope, "root_path": f"{root}/{API_PREFIX}"}, receive, send)
+        elif (scope["type"] == "http" and scope["method"] == "POST"
+              and scope["path"].startswith(f"{root}/organiser")):
+            try:  # an organiser's change (a round, people, assignments): judging state reloads
+                await self.pages(scope, receive, send)
+            finally:
+                self.live.invalidate()
         else:
             await self.pages(scope, receive, send)
 
@@ -112,7 +124,8 @@ def create_app(
     )
     gate = StoreGate(store)
     app.state.gate = gate
+    app.state.live = live = LiveCampaign(gate)
     app.state.signer = signer or SessionSigner.for_store(store.path)
     app.state.templates = make_templates()
-    sessions = StoreSessions(gate, server_token)
-    return PoolingApp(SecurityHeaders(app), SecurityHeaders(create_store_api(sessions)), sessions)
+    sessions = StoreSessions(gate, server_token, on_write=live.invalidate)
+    return PoolingApp(SecurityHeaders(app), SecurityHeaders(create_store_api(sessions)), sessions, live)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from urllib.parse import quote
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
@@ -14,6 +15,7 @@ from pooling.web import campaign
 from pooling.web.pages import (
     gate,
     json_error,
+    live,
     not_found,
     post_data,
     render,
@@ -95,7 +97,7 @@ async def home(request: Request) -> Response:
         return RedirectResponse("/login", status_code=303)
     if sess.is_organiser:
         return RedirectResponse("/organiser", status_code=303)
-    rounds = await gate(request).run(campaign.assessor_rounds, sess.assessor_id)
+    rounds = await run_in_threadpool(live(request).assessor_rounds, sess.assessor_id)
     return render(request, "home.html", {"rounds": rounds}, sess=sess)
 
 
@@ -114,7 +116,7 @@ async def _judging(request: Request, doc_id: str | None) -> Response:
     if sess is None:
         return RedirectResponse("/login", status_code=303)
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
-    page = await gate(request).run(campaign.judging_page, sess.assessor_id, sess.role, round_id,
+    page = await run_in_threadpool(live(request).judging_page, sess.assessor_id, sess.role, round_id,
                                    query_id, doc_id)
     if page is None:
         raise not_found()
@@ -150,8 +152,8 @@ async def judge(request: Request) -> Response:
     if not isinstance(doc_id, str):
         raise not_found()
     try:
-        outcome = await gate(request).run(
-            campaign.judge, sess.assessor_id, sess.role, round_id, query_id, doc_id,
+        outcome = await run_in_threadpool(
+            live(request).judge, sess.assessor_id, sess.role, round_id, query_id, doc_id,
             grade=body.get("grade"), submission_id=body.get("submission_id"),
             seconds=body.get("seconds"), note=body.get("note"))
     except StoreError as exc:  # a bad grade, note or submission id
@@ -170,7 +172,7 @@ async def undo(request: Request) -> Response:
     body = await post_data(request, sess)
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
     try:
-        outcome = await gate(request).run(campaign.undo, sess.assessor_id, sess.role, round_id,
+        outcome = await run_in_threadpool(live(request).undo, sess.assessor_id, sess.role, round_id,
                                           query_id, submission_id=body.get("submission_id"))
     except campaign.InputError as exc:
         return json_error(409, str(exc))

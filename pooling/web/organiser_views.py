@@ -103,7 +103,7 @@ async def assign_work(request: Request) -> Response:
 
 
 async def new_round(request: Request) -> Response:
-    """Pool a new round (the CLI's `pooling pool` cannot open the store while it is served)."""
+    """Pool a new round (as `pooling pool` does)."""
     from pooling.rounds import create_round
 
     sess = _organiser(request)

@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.templating import Jinja2Templates
 
 from pooling.web.gate import StoreGate
+from pooling.web.live import LiveCampaign
 from pooling.web.sessions import SESSION_COOKIE, Session, SessionSigner, same_token
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -48,6 +49,11 @@ def _num(value: Any, digits: int = 3) -> str:
 
 def gate(request: Request) -> StoreGate:
     return request.app.state.gate
+
+
+def live(request: Request) -> LiveCampaign:
+    """The judging state kept in memory (`pooling.web.live`)."""
+    return request.app.state.live
 
 
 def signer(request: Request) -> SessionSigner:

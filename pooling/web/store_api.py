@@ -18,6 +18,7 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
@@ -51,8 +52,10 @@ class _Session:
 class StoreSessions:
     """The open organiser sessions of one server, and the reaper that ends abandoned ones."""
 
-    def __init__(self, gate: StoreGate, server_token: str | None, lease: float | None = None):
+    def __init__(self, gate: StoreGate, server_token: str | None, lease: float | None = None,
+                 on_write: Callable[[], None] | None = None):
         self.gate = gate
+        self.on_write = on_write or (lambda: None)
         self.lease = lease or float(os.environ.get(LEASE_ENV) or LEASE_SECONDS)
         self._server_hash = _hash(server_token) if server_token else None
         self._sessions: dict[str, _Session] = {}
@@ -197,19 +200,23 @@ async def execute(request: Request) -> Response:
     except (ValueError, KeyError, TypeError) as exc:
         return _error(400, f"malformed request: {exc}")
     try:
-        data = await run_in_threadpool(_run, session, query, params, batch_rows)
+        data = await run_in_threadpool(_run, session, query, params, batch_rows,
+                                       _sessions(request).on_write)
     except duckdb.Error as exc:
         return _error(400, str(exc), type(exc).__name__)
     return Response(data, media_type=ARROW_STREAM)
 
 
-def _run(session: _Session, query: str, params, batch_rows: int) -> bytes:
+def _run(session: _Session, query: str, params, batch_rows: int,
+         on_write: Callable[[], None]) -> bytes:
     with session.lock:
         session.last_seen = time.monotonic()
         # A query becomes a relation read as Arrow batches; other statements (BEGIN, INSERT,
         # COMMIT, ...) run at once and give None.
         relation = session.cursor.sql(query, params=params or None)
         reader = relation.to_arrow_reader(batch_rows) if relation is not None else None
+        if relation is None:
+            on_write()  # what the judging pages keep in memory may be out of date now
         sink = pa.BufferOutputStream()
         schema = reader.schema if reader is not None else pa.schema([])
         with pa.ipc.new_stream(sink, schema) as writer:

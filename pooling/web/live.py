@@ -1,0 +1,437 @@
+"""The judging pages' working state in memory, and judgments written in group commits.
+
+A crowd of assessors asks the same few questions many times a second: which documents are
+mine, which have I judged, what is next. `LiveCampaign` keeps the answers in memory for
+static rounds (pools, assignments, each assessor's judgment history per topic, topic and
+document texts) and updates them as judgments are stored, so a page costs no SQL. Anything
+an organiser changes (through the organiser pages or a CLI session on the server) drops the
+cache, and it is loaded again on the next request. Adaptive rounds choose documents from
+everyone's judgments, so they keep using `pooling.web.campaign` directly.
+
+`JudgmentWriter` stores judgments on a cursor of its own. Submissions that arrive while a
+transaction is being committed wait and go together into the next one, so many assessors
+share one commit (and one fsync). A judgment is acknowledged only after its commit; a
+failed commit (a full disk) fails every submission in it, none acknowledged, and the next
+transaction tries again.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections import Counter, OrderedDict
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+import duckdb
+
+from pooling.judgments import Judgment
+from pooling.rounds import Round
+from pooling.store.core import Store, utcnow
+from pooling.web import campaign
+from pooling.web.campaign import (
+    InputError,
+    JudgingPage,
+    RoundProgress,
+    Stored,
+    Topic,
+    TopicDone,
+    TopicProgress,
+)
+from pooling.web.gate import StoreGate
+from pooling.web.highlight import highlight, query_terms
+
+MAX_BATCH = 512
+DOC_CACHE = 20_000
+
+# (seq, kind, grade): one event of an assessor's history of one document, in seq order.
+Event = tuple[int, str, int | None]
+
+
+@dataclass
+class _RoundView:
+    """A static round's queue and who works on what, as sets and lists."""
+
+    rnd: Round
+    queue: dict[str, list[str]]  # query_id -> doc_ids in queue order
+    whole: dict[str, set[str]]  # assessor -> topics assigned whole
+    overlap: dict[str, dict[str, set[str]]]  # assessor -> topic -> overlap doc_ids
+
+    def has_topic(self, assessor_id: str, role: str, query_id: str) -> bool:
+        if role == "organiser":
+            return query_id in self.rnd.topics
+        return query_id in self.whole.get(assessor_id, ()) or query_id in self.overlap.get(assessor_id, {})
+
+    def docs_for(self, assessor_id: str, role: str, query_id: str) -> list[str] | None:
+        """The documents this person may judge for a topic, in queue order (None: not theirs)."""
+        if not self.has_topic(assessor_id, role, query_id):
+            return None
+        docs = self.queue.get(query_id, [])
+        if role == "organiser" or query_id in self.whole.get(assessor_id, ()):
+            return list(docs)
+        mine = self.overlap.get(assessor_id, {}).get(query_id, set())
+        return [d for d in docs if d in mine]
+
+    def may_judge(self, assessor_id: str, role: str, query_id: str, doc_id: str) -> bool:
+        if role == "organiser":
+            return doc_id in self.queue.get(query_id, ())
+        docs = self.docs_for(assessor_id, role, query_id)
+        return docs is not None and doc_id in docs
+
+
+def _current(events: list[Event]) -> tuple[int, int] | None:
+    """(grade, seq) after replaying a document's events: a judgment pushes, a retract pops."""
+    stack: list[tuple[int, int]] = []
+    for seq, kind, grade in events:
+        if kind == "judge":
+            stack.append((grade, seq))  # type: ignore[arg-type]
+        elif stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
+class LiveCampaign:
+    """The pages' questions answered from memory for static rounds (see the module doc)."""
+
+    def __init__(self, gate: StoreGate):
+        self.gate = gate
+        self.writer = JudgmentWriter(gate)
+        self._lock = threading.RLock()
+        self._rounds: dict[str, _RoundView | None] = {}
+        self._history: dict[tuple[str, str, str], dict[str, list[Event]]] = {}
+        self._topics: dict[str, Topic] = {}
+        self._docs: OrderedDict[str, tuple[str | None, str | None] | None] = OrderedDict()
+        self._fetched: set[tuple[str, str]] = set()  # (round, topic) whose documents were read
+        self.generation = 0
+
+    def invalidate(self) -> None:
+        """Forget everything cached: an organiser changed the store."""
+        with self._lock:
+            self._rounds.clear()
+            self._history.clear()
+            self._topics.clear()
+            self._docs.clear()
+            self._fetched.clear()
+            self.generation += 1
+
+    def close(self) -> None:
+        self.writer.close()
+
+    # -- cached reads -------------------------------------------------------------------------
+    def _round(self, round_id: str) -> _RoundView | None:
+        with self._lock:
+            if round_id in self._rounds:
+                return self._rounds[round_id]
+            generation = self.generation
+        view = self.gate.run_sync(_load_round, round_id)
+        with self._lock:
+            if generation == self.generation:
+                self._rounds[round_id] = view
+        return view
+
+    def _events(self, round_id: str, assessor_id: str, query_id: str) -> dict[str, list[Event]]:
+        key = (round_id, assessor_id, query_id)
+        with self._lock:
+            if key in self._history:
+                return self._history[key]
+            generation = self.generation
+        rows = self.gate.run_sync(lambda s: s.con.execute(
+            "SELECT doc_id, seq, kind, grade FROM judgments WHERE round_id = ? AND assessor_id = ? "
+            "AND query_id = ? ORDER BY seq", [round_id, assessor_id, query_id]).fetchall())
+        events: dict[str, list[Event]] = {}
+        for doc, seq, kind, grade in rows:
+            events.setdefault(doc, []).append((seq, kind, grade))
+        with self._lock:
+            if generation == self.generation:
+                events = self._history.setdefault(key, events)
+        return events
+
+    def _mine(self, round_id: str, assessor_id: str, query_id: str) -> dict[str, tuple[int, int]]:
+        """doc_id -> (grade, seq) of this person's current judgments of a topic."""
+        events = self._events(round_id, assessor_id, query_id)
+        with self._lock:
+            current = {d: _current(e) for d, e in events.items()}
+        return {d: c for d, c in current.items() if c is not None}
+
+    def _topic(self, query_id: str) -> Topic:
+        with self._lock:
+            if query_id in self._topics:
+                return self._topics[query_id]
+        topic = self.gate.run_sync(campaign._topic, query_id)
+        with self._lock:
+            self._topics[query_id] = topic
+        return topic
+
+    def _prefetch(self, round_id: str, query_id: str) -> None:
+        """Read the texts of a topic's whole queue at once (an assessor reads them in turn)."""
+        with self._lock:
+            if (round_id, query_id) in self._fetched:
+                return
+            self._fetched.add((round_id, query_id))
+        rows = self.gate.run_sync(lambda s: s.con.execute(
+            "SELECT d.doc_id, d.title, d.text FROM pool_entries p JOIN documents d USING (doc_id) "
+            "WHERE p.round_id = ? AND p.query_id = ? ORDER BY p.position LIMIT ?",
+            [round_id, query_id, DOC_CACHE // 2]).fetchall())
+        with self._lock:
+            for doc_id, title, text in rows:
+                self._docs[doc_id] = (title, text)
+            while len(self._docs) > DOC_CACHE:
+                self._docs.popitem(last=False)
+
+    def _document(self, doc_id: str) -> tuple[str | None, str | None] | None:
+        with self._lock:
+            if doc_id in self._docs:
+                self._docs.move_to_end(doc_id)
+                return self._docs[doc_id]
+        doc = self.gate.run_sync(lambda s: s.one(
+            "document text", "SELECT title, text FROM documents WHERE doc_id = ?", [doc_id]))
+        with self._lock:
+            self._docs[doc_id] = doc
+            while len(self._docs) > DOC_CACHE:
+                self._docs.popitem(last=False)
+        return doc
+
+    def _next(self, view: _RoundView, assessor_id: str, docs: list[str],
+              mine: dict[str, tuple[int, int]]) -> str | None:
+        """`pooling.rounds.next_document` for a static round, from memory."""
+        stop_after = view.rnd.params.get("stop_after")
+        if stop_after:
+            streak = 0
+            for grade, _ in sorted(mine.values(), key=lambda t: t[1], reverse=True):
+                if grade > 0:
+                    break
+                streak += 1
+            if streak >= stop_after:
+                return None
+        return next((d for d in docs if d not in mine), None)
+
+    # -- what the views call ----------------------------------------------------------------
+    def assessor_rounds(self, assessor_id: str) -> list[RoundProgress]:
+        round_ids = self.gate.run_sync(lambda s: [r[0] for r in s.con.execute(
+            "SELECT DISTINCT round_id FROM assignments WHERE assessor_id = ? ORDER BY 1",
+            [assessor_id]).fetchall()])
+        if any(v is None or v.rnd.adaptive for v in map(self._round, round_ids)):
+            return self.gate.run_sync(campaign.assessor_rounds, assessor_id)
+        out = []
+        for round_id in round_ids:
+            view = self._round(round_id)
+            assert view is not None
+            topics = []
+            queries = sorted(view.whole.get(assessor_id, set()) | set(view.overlap.get(assessor_id, {})))
+            for q in queries:
+                docs = view.docs_for(assessor_id, "assessor", q) or []
+                mine = self._mine(round_id, assessor_id, q)
+                title = self._topic(q).title
+                judged = Counter(d for d in mine)
+                topics.append(TopicProgress(q, title, len(docs), sum(judged.values()),
+                                            self._next(view, assessor_id, docs, mine) is None))
+            out.append(RoundProgress(round_id, view.rnd.adaptive, topics))
+        return out
+
+    def judging_page(self, assessor_id: str, role: str, round_id: str, query_id: str,
+                     doc_id: str | None = None) -> JudgingPage | TopicDone | None:
+        view = self._round(round_id)
+        if view is None:
+            return None
+        if view.rnd.adaptive:
+            return self.gate.run_sync(campaign.judging_page, assessor_id, role, round_id, query_id, doc_id)
+        docs = view.docs_for(assessor_id, role, query_id)
+        if docs is None or (doc_id is None and role == "organiser"):
+            return None
+        mine = self._mine(round_id, assessor_id, query_id)
+        if doc_id is None:
+            doc_id = self._next(view, assessor_id, docs, mine)
+        elif doc_id not in docs:
+            return None
+        grades = {d: g for d, (g, _) in mine.items()}
+        topic = self._topic(query_id)
+        if doc_id is None:
+            return TopicDone(round_id, topic, len(grades), len(docs), docs[0] if docs else None)
+        i = docs.index(doc_id)
+        skip = next((d for d in docs[i + 1:] if d not in grades and d != doc_id), None)
+        self._prefetch(round_id, query_id)
+        doc = self._document(doc_id)
+        terms = query_terms(topic.title)
+        return JudgingPage(
+            round_id=round_id, adaptive=False, topic=topic, doc_id=doc_id,
+            doc_title=highlight(doc[0] if doc else None, terms),
+            doc_text=highlight(doc[1] if doc else None, terms),
+            doc_missing=doc is None, grades=campaign._grades(view.rnd),
+            current_grade=grades.get(doc_id), position=i + 1, total=len(docs), judged=len(grades),
+            prev_doc=docs[i - 1] if i > 0 else None,
+            next_doc=docs[i + 1] if i + 1 < len(docs) else None,
+            skip_doc=skip, can_undo=bool(grades),
+        )
+
+    def judge(self, assessor_id: str, role: str, round_id: str, query_id: str, doc_id: str, *,
+              grade: object, submission_id: object, seconds: object = None,
+              note: object = None) -> Stored | None:
+        """Record one judgment, acknowledged once committed; a repeated submission id is a no-op."""
+        view = self._round(round_id)
+        if view is None:
+            return None
+        if view.rnd.adaptive:
+            return self.gate.run_sync(campaign.judge, assessor_id, role, round_id, query_id, doc_id,
+                                      grade=grade, submission_id=submission_id, seconds=seconds,
+                                      note=note)
+        if not view.may_judge(assessor_id, role, query_id, doc_id):
+            return None
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade not in view.rnd.grades:
+            raise InputError(f"grade must be one of {list(view.rnd.grades)}")
+        j = Judgment(round_id, assessor_id, query_id, doc_id, grade,
+                     seconds=campaign._seconds(seconds), note=campaign._note(note),
+                     submission_id=campaign._submission_id(submission_id))
+        written = self.writer.submit(j)
+        if written.seq is not None:
+            self._remember(j, written.seq)
+        return Stored(doc_id, duplicate=written.seq is None)
+
+    def undo(self, assessor_id: str, role: str, round_id: str, query_id: str, *,
+             submission_id: object) -> Stored | None:
+        view = self._round(round_id)
+        if view is None:
+            return None
+        if view.rnd.adaptive:
+            return self.gate.run_sync(campaign.undo, assessor_id, role, round_id, query_id,
+                                      submission_id=submission_id)
+        if not view.has_topic(assessor_id, role, query_id):
+            return None
+        sid = campaign._submission_id(submission_id)
+        done = self.gate.run_sync(lambda s: s.one(
+            "find submission", "SELECT doc_id FROM judgments WHERE submission_id = ? AND "
+            "assessor_id = ? AND kind = 'retract'", [sid, assessor_id]))
+        if done:
+            return Stored(done[0], duplicate=True)
+        mine = self._mine(round_id, assessor_id, query_id)
+        if not mine:
+            raise InputError("there is no judgment of this topic to undo")
+        latest = max(mine, key=lambda d: mine[d][1])
+        j = Judgment(round_id, assessor_id, query_id, latest, None, kind="retract", submission_id=sid)
+        written = self.writer.submit(j)
+        if written.seq is None:  # the same undo, sent twice at once: answer like the first
+            done = self.gate.run_sync(lambda s: s.one(
+                "find submission", "SELECT doc_id FROM judgments WHERE submission_id = ?", [sid]))
+            return Stored(done[0] if done else latest, duplicate=True)
+        self._remember(j, written.seq)
+        return Stored(latest, duplicate=False)
+
+    def _remember(self, j: Judgment, seq: int) -> None:
+        """Add a stored judgment to the cached history (unless a reload already has it)."""
+        with self._lock:
+            events = self._history.get((j.round_id, j.assessor_id, j.query_id))
+            if events is None:
+                return
+            doc_events = events.setdefault(j.doc_id, [])
+            if all(e[0] != seq for e in doc_events):
+                doc_events.append((seq, j.kind, j.grade))
+                doc_events.sort()
+
+
+def _load_round(store: Store, round_id: str) -> _RoundView | None:
+    rnd = campaign.find_round(store, round_id)
+    if rnd is None:
+        return None
+    queue: dict[str, list[str]] = {}
+    for q, d in store.con.execute(
+            "SELECT query_id, doc_id FROM pool_entries WHERE round_id = ? ORDER BY query_id, position",
+            [round_id]).fetchall():
+        queue.setdefault(q, []).append(d)
+    whole: dict[str, set[str]] = {}
+    overlap: dict[str, dict[str, set[str]]] = {}
+    for a, q, d in store.con.execute(
+            "SELECT assessor_id, query_id, doc_id FROM assignments WHERE round_id = ?",
+            [round_id]).fetchall():
+        if d is None:
+            whole.setdefault(a, set()).add(q)
+        else:
+            overlap.setdefault(a, {}).setdefault(q, set()).add(d)
+    return _RoundView(rnd, queue, whole, overlap)
+
+
+@dataclass(frozen=True)
+class Written:
+    """A submission's outcome: its seq when stored now, None when it was already stored."""
+
+    seq: int | None
+
+
+class JudgmentWriter:
+    """Appends judgments on its own cursor, many submissions to a commit (module doc)."""
+
+    def __init__(self, gate: StoreGate):
+        self._cursor: duckdb.DuckDBPyConnection = gate.run_sync(lambda s: s.con.cursor())
+        self._queue: queue.Queue[tuple[Judgment, Future] | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._loop, name="judgment-writer", daemon=True)
+        self._thread.start()
+        self.commits = 0
+        self.written = 0
+
+    def submit(self, j: Judgment) -> Written:
+        """Store one judgment; returns once its transaction has committed (or raises)."""
+        future: Future[Written] = Future()
+        self._queue.put((j, future))
+        return future.result()
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout=30)
+        try:
+            self._cursor.close()
+        except duckdb.Error:
+            pass
+
+    def _loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            batch = [item]
+            stop = False
+            while len(batch) < MAX_BATCH:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stop = True
+                    break
+                batch.append(more)
+            self._write(batch)
+            if stop:
+                return
+
+    def _write(self, batch: list[tuple[Judgment, Future]]) -> None:
+        """One statement for the batch: rows whose submission id is already stored are
+        skipped by the primary key (`OR IGNORE`), and RETURNING names the rows stored."""
+        cur = self._cursor
+        rows: list[Judgment] = []
+        first: dict[str, Judgment] = {}
+        for j, _ in batch:
+            if j.submission_id not in first:  # a double click inside one batch: once
+                first[j.submission_id or ""] = j
+                rows.append(j)
+        now = utcnow()
+        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows))
+        params: list[object] = []
+        for j in rows:
+            params += [j.submission_id, j.round_id, j.query_id, j.doc_id, j.assessor_id,
+                       j.kind, j.grade if j.kind == "judge" else None, j.seconds, j.note, now]
+        try:
+            seqs = dict(cur.execute(
+                "INSERT OR IGNORE INTO judgments (submission_id, round_id, query_id, doc_id, "
+                f"assessor_id, kind, grade, seconds, note, judged_at) VALUES {values} "
+                "RETURNING submission_id, seq", params).fetchall())
+        except Exception as exc:  # noqa: BLE001 - every waiting submission learns of it
+            for _, future in batch:
+                future.set_exception(exc)
+            return
+        self.commits += 1
+        self.written += len(seqs)
+        claimed: set[str] = set()
+        for j, future in batch:
+            sid = j.submission_id or ""
+            if sid in seqs and sid not in claimed:
+                claimed.add(sid)
+                future.set_result(Written(seqs[sid]))
+            else:
+                future.set_result(Written(None))
