@@ -15,10 +15,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pooling.store.core import Store
 from pooling.store.remote import API_PREFIX
+from pooling.web import api_views
 from pooling.web import assessor_views as a
 from pooling.web import organiser_views as o
 from pooling.web.gate import StoreGate
 from pooling.web.live import LiveCampaign
+from pooling.web.openapi import API_ROOT
 from pooling.web.pages import LoginRequired, http_error, login_required, make_templates
 from pooling.web.sessions import SessionSigner
 from pooling.web.store_api import StoreSessions, create_store_api
@@ -125,6 +127,8 @@ def create_app(
     gate = StoreGate(store)
     app.state.gate = gate
     app.state.live = live = LiveCampaign(gate)
+    # The assessors' JSON API: an app of its own (JSON errors), inside the security headers.
+    app.mount(API_ROOT, api_views.create_api(gate, live))
     app.state.signer = signer or SessionSigner.for_store(store.path)
     app.state.templates = make_templates()
     sessions = StoreSessions(gate, server_token, on_write=live.invalidate)

@@ -1,0 +1,259 @@
+"""The assessors' JSON API under /api/v1: the judging pages' operations, for scripts.
+
+Every view calls the same functions as the pages (`assessor_views`, through
+`pooling.web.live` and `pooling.web.campaign`), so both share one set of access rules and
+one meaning of judge, undo and progress. Anything not the caller's answers exactly like a
+missing item. `pooling.web.openapi` describes these routes.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from pooling.assessors import authenticate
+from pooling.errors import StoreError
+from pooling.store.core import Store
+from pooling.web import campaign
+from pooling.web.campaign import JudgingPage, RoundProgress, TopicDone, TopicProgress
+from pooling.web.gate import StoreGate
+from pooling.web.live import LiveCampaign
+from pooling.web.openapi import DOCUMENT
+from pooling.web.pages import gate, live
+
+NOT_FOUND = "not found"  # the one body for a missing item and for somebody else's
+JUDGMENT_FIELDS = {"doc_id": True, "grade": True, "submission_id": True, "seconds": False,
+                   "note": False}  # name -> required
+UNDO_FIELDS = {"submission_id": True}
+
+
+# -- who is asking ---------------------------------------------------------------------------
+
+
+async def _caller(request: Request) -> tuple[str, str]:
+    """(assessor_id, role) of the bearer token, or a 401.
+
+    The API reads no cookies: its only credential is the Authorization header, which a
+    browser never attaches to a cross-site request by itself (and a page of another site can
+    set it only after a CORS preflight this server never grants). A forged cross-site request
+    therefore arrives without credentials, so these routes need no CSRF token.
+    """
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise HTTPException(401, "send your token as 'Authorization: Bearer <token>'",
+                            headers={"WWW-Authenticate": 'Bearer realm="pooling"'})
+    who = await gate(request).run(authenticate, token)
+    if who is None:
+        raise HTTPException(401, "that token is not valid; use the token `pooling assessors add` "
+                                 "printed", headers={"WWW-Authenticate":
+                                                     'Bearer realm="pooling", error="invalid_token"'})
+    return who
+
+
+async def _body(request: Request, fields: dict[str, bool]) -> dict[str, Any]:
+    """The JSON object of a POST, holding only `fields` and every required one; else a 422."""
+    try:
+        data = json.loads(await request.body())
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise HTTPException(422, "the request body must be a JSON object")
+    expected = ", ".join(fields)
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise HTTPException(422, f"unknown field(s) {', '.join(unknown)}; expected {expected}")
+    missing = [name for name, required in fields.items() if required and name not in data]
+    if missing:
+        raise HTTPException(422, f"missing field(s) {', '.join(missing)}; expected {expected}")
+    return data
+
+
+def _not_found() -> HTTPException:
+    return HTTPException(404, NOT_FOUND)
+
+
+# -- reads -----------------------------------------------------------------------------------
+
+
+async def rounds(request: Request) -> Response:
+    """The caller's rounds with per-topic progress (an organiser: every round)."""
+    who = await _caller(request)
+    return JSONResponse({"rounds": [_round_json(r) for r in await _rounds_of(request, who)]})
+
+
+async def progress(request: Request) -> Response:
+    who = await _caller(request)
+    round_id = request.path_params["round_id"]
+    found = [r for r in await _rounds_of(request, who, round_id) if r.round_id == round_id]
+    if not found:
+        raise _not_found()
+    return JSONResponse(_round_json(found[0]))
+
+
+async def next_document(request: Request) -> Response:
+    """The next document of a topic to judge (where the caller left off), or done."""
+    return await _judging(request, None)
+
+
+async def document(request: Request) -> Response:
+    """One document of the caller's queue, by id (back, skip, or an organiser adjudicating)."""
+    return await _judging(request, request.path_params["doc_id"])
+
+
+async def _judging(request: Request, doc_id: str | None) -> Response:
+    assessor_id, role = await _caller(request)
+    round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
+    page = await run_in_threadpool(live(request).judging_page, assessor_id, role, round_id,
+                                   query_id, doc_id)
+    if page is None:
+        raise _not_found()
+    if isinstance(page, TopicDone):
+        return JSONResponse({"done": True, "round_id": page.round_id,
+                             "topic": vars(page.topic), "judged": page.judged,
+                             "total": page.total, "first_doc": page.first_doc})
+    return JSONResponse(_page_json(page))
+
+
+async def _rounds_of(request: Request, who: tuple[str, str],
+                     round_id: str | None = None) -> list[RoundProgress]:
+    assessor_id, role = who
+    if role == "organiser":
+        return await gate(request).run(organiser_rounds, round_id)
+    return await run_in_threadpool(live(request).assessor_rounds, assessor_id)
+
+
+def organiser_rounds(store: Store, round_id: str | None = None) -> list[RoundProgress]:
+    """Every round (or one) as an organiser, who may judge any pooled document, sees it:
+    per topic the documents pooled and how many have a current judgment by anyone."""
+    ids = [s.round_id for s in campaign.round_statuses(store)] if round_id is None else [round_id]
+    out = []
+    for rid in ids:
+        detail = campaign.round_detail(store, rid)
+        if detail is None:
+            continue
+        topics = [TopicProgress(t["query_id"], t["title"], t["queued"], t["judged"],
+                                t["judged"] >= t["queued"]) for t in detail.topics]
+        out.append(RoundProgress(rid, detail.status.adaptive, topics))
+    return out
+
+
+def _round_json(r: RoundProgress) -> dict[str, Any]:
+    return {"round_id": r.round_id, "adaptive": r.adaptive, "assigned": r.assigned,
+            "judged": r.judged, "topics": [vars(t) for t in r.topics]}
+
+
+def _page_json(page: JudgingPage) -> dict[str, Any]:
+    return {
+        "done": False, "round_id": page.round_id, "adaptive": page.adaptive,
+        "topic": vars(page.topic), "doc_id": page.doc_id,
+        "title": None if page.doc_missing else plain(page.doc_title),
+        "text": None if page.doc_missing else plain(page.doc_text),
+        "title_html": str(page.doc_title), "text_html": str(page.doc_text),
+        "doc_missing": page.doc_missing,
+        "grades": [{"grade": g.value, "label": g.label, "key": g.key} for g in page.grades],
+        "current_grade": page.current_grade, "position": page.position, "total": page.total,
+        "judged": page.judged, "prev_doc": page.prev_doc, "next_doc": page.next_doc,
+        "skip_doc": page.skip_doc, "can_undo": page.can_undo,
+        # A fresh id for this view: a retried submission is stored once.
+        "submission_id": uuid.uuid4().hex,
+    }
+
+
+def plain(html: Markup) -> str:
+    """The text `pooling.web.highlight.highlight` made `html` from.
+
+    Its output is escaped text (which holds no '<') plus the `<mark>` tags it adds, so
+    dropping those tags and unescaping once gives the original text back exactly.
+    """
+    return Markup(str(html).replace("<mark>", "").replace("</mark>", "")).unescape()
+
+
+# -- submissions -----------------------------------------------------------------------------
+
+
+async def judge(request: Request) -> Response:
+    """Judge one document, as the judging page's POST does (idempotent by submission_id)."""
+    assessor_id, role = await _caller(request)
+    body = await _body(request, JUDGMENT_FIELDS)
+    if not isinstance(body["doc_id"], str):
+        raise HTTPException(422, "doc_id must be a string")
+    round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
+    try:
+        outcome = await run_in_threadpool(
+            live(request).judge, assessor_id, role, round_id, query_id, body["doc_id"],
+            grade=body["grade"], submission_id=body["submission_id"],
+            seconds=body.get("seconds"), note=body.get("note"))
+    except StoreError as exc:  # a bad grade, note, seconds or submission id
+        raise HTTPException(422, str(exc)) from exc
+    if outcome is None:
+        raise _not_found()
+    return JSONResponse({"stored": not outcome.duplicate, "duplicate": outcome.duplicate,
+                         "doc_id": outcome.doc_id})
+
+
+async def undo(request: Request) -> Response:
+    """Retract the caller's latest current judgment of the topic (idempotent by submission_id)."""
+    assessor_id, role = await _caller(request)
+    body = await _body(request, UNDO_FIELDS)
+    try:  # checked first, so that only "nothing to undo" is left to be a conflict below
+        submission_id = campaign._submission_id(body["submission_id"])
+    except campaign.InputError as exc:
+        raise HTTPException(422, str(exc)) from exc
+    round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
+    try:
+        outcome = await run_in_threadpool(live(request).undo, assessor_id, role, round_id,
+                                          query_id, submission_id=submission_id)
+    except campaign.InputError as exc:
+        raise HTTPException(409, str(exc)) from exc
+    if outcome is None:
+        raise _not_found()
+    return JSONResponse({"undone": outcome.doc_id, "duplicate": outcome.duplicate})
+
+
+async def openapi(request: Request) -> Response:
+    return JSONResponse(DOCUMENT)
+
+
+# -- the app ---------------------------------------------------------------------------------
+
+
+TOPIC = "/rounds/{round_id}/topics/{query_id}"
+ROUTES = [
+    Route("/openapi.json", openapi),
+    Route("/rounds", rounds),
+    Route("/rounds/{round_id}/progress", progress),
+    Route(f"{TOPIC}/next", next_document),
+    Route(TOPIC + "/docs/{doc_id:path}", document),
+    Route(f"{TOPIC}/judgments", judge, methods=["POST"]),
+    Route(f"{TOPIC}/undo", undo, methods=["POST"]),
+]
+
+
+async def _error(request: Request, exc: Exception) -> Response:
+    """Every error as `{"error": ...}`; 404 is the same whatever was asked for."""
+    status = getattr(exc, "status_code", 500)
+    message = NOT_FOUND if status == 404 else str(getattr(exc, "detail", ""))
+    return JSONResponse({"error": message}, status_code=status,
+                        headers=getattr(exc, "headers", None))
+
+
+async def _crash(request: Request, exc: Exception) -> Response:
+    return JSONResponse({"error": "internal server error"}, status_code=500)
+
+
+def create_api(gate: StoreGate, live: LiveCampaign) -> Starlette:
+    """The API as an app of its own (JSON errors), to mount at `openapi.API_ROOT` beside the
+    pages, sharing their store gate and judging state."""
+    api = Starlette(routes=ROUTES, exception_handlers={HTTPException: _error, Exception: _crash})
+    api.state.gate, api.state.live = gate, live
+    return api
