@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Load and crash check for `pooling serve` (not a timed test; prints figures).
 
+0. Crowd: 200 simulated assessors, each thinking 2-10 s between judgments, for 120 s.
 1. Load: N simulated assessors on loopback judge their assigned documents the way the page
    does (GET the topic's next document, POST the grade with the submission id the page
    carried), some submissions deliberately retried (sequential re-sends and concurrent
@@ -10,7 +11,11 @@
    clients keep retrying with the same submission ids. Every submission that got a 2xx must
    be in the store exactly once.
 
-    .venv/bin/python scripts/load_serve.py [--judgments 10000] [--assessors 20]
+During the crowd and load phases the organiser works at the CLI through the server: a
+`pooling leaderboard` and a `pooling import runs` of a 1,000-topic x 1,000-document run.
+The script ends with a table of the figures against the bounds a crowd needs.
+
+    .venv/bin/python scripts/load_serve.py [--judgments 10000] [--assessors 20] [--crowd 200]
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import argparse
 import asyncio
 import functools
 import json
+import json as _json
 import os
 import random
 import re
@@ -32,6 +38,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 import pyarrow as pa
@@ -58,11 +65,14 @@ class Campaign:
     topics: dict[str, dict[str, list[str]]]  # round -> assessor -> topics
 
 
-def build(workdir: Path, n_assessors: int, load_docs: int, crash_docs: int) -> Campaign:
-    """One run; round `load` (2 topics per assessor of `load_docs` documents each) and round
-    `crash` (1 topic per assessor of `crash_docs`); every document has a title and text."""
+def build(workdir: Path, n_assessors: int, load_docs: int, crash_docs: int, crowd: int = 0,
+          crowd_docs: int = 60) -> Campaign:
+    """Runs A and R01..R10 and a qrels version; round `load` (2 topics per assessor of
+    `load_docs` documents each), round `crash` (1 topic per assessor of `crash_docs`) and round
+    `crowd` (1 topic per crowd assessor); every document has a title and text."""
     path = workdir / "load.duckdb"
-    rounds = {"load": (2 * n_assessors, load_docs, "L"), "crash": (n_assessors, crash_docs, "C")}
+    rounds = {"load": (2 * n_assessors, load_docs, "L"), "crash": (n_assessors, crash_docs, "C"),
+              "crowd": (crowd, crowd_docs, "W")}
     rows: dict[str, list] = {"query_id": [], "doc_id": [], "rank": [], "score": []}
     docs = []
     for n_topics, depth, prefix in rounds.values():
@@ -82,20 +92,43 @@ def build(workdir: Path, n_assessors: int, load_docs: int, crash_docs: int) -> C
                     "narrative": "Relevant documents report energy figures."}) + "\n"
         for q in sorted(set(rows["query_id"]))))
     people = [f"a{i:02d}" for i in range(n_assessors)]
+    crowd_people = [f"c{i:03d}" for i in range(crowd)]
+    rng = random.Random(7)
+    qrels = "".join(f"{q} 0 {d} {int(rng.random() < 0.3)}\n"
+                    for q, d in zip(rows["query_id"], rows["doc_id"], strict=True))
+    (workdir / "truth.qrels").write_text(qrels)
     with Store.create(path) as s:
         s.import_run(pa.table(rows), "A")
+        for r in range(1, 11):  # systems for the leaderboard: A's ranking, shuffled a little
+            scores = [v + rng.uniform(0, 40) for v in rows["score"]]
+            s.import_run(pa.table({**rows, "score": scores}), f"R{r:02d}")
+        s.import_qrels(workdir / "truth.qrels", name="truth")
         s.import_topics(workdir / "topics.jsonl")
         s.import_documents(workdir / "docs.jsonl")
-        tokens = {p: add_assessor(s, p).token for p in people}
+        tokens = {p: add_assessor(s, p).token for p in people + crowd_people}
         topics: dict[str, dict[str, list[str]]] = {}
         for name, (n_topics, depth, prefix) in rounds.items():
+            if n_topics == 0:
+                continue
+            who = crowd_people if name == "crowd" else people
             qs = [f"{prefix}{t:03d}" for t in range(n_topics)]
             create_round(s, name, "depth", strategy_params={"depth": depth}, topics=qs)
-            assign(s, name, people)
+            assign(s, name, who)
             # assign() gives topics round-robin over the assessors in query_id order
-            topics[name] = {p: [q for i, q in enumerate(sorted(qs)) if i % n_assessors == k]
-                            for k, p in enumerate(people)}
+            topics[name] = {p: [q for i, q in enumerate(sorted(qs)) if i % len(who) == k]
+                            for k, p in enumerate(who)}
     return Campaign(path, tokens, topics)
+
+
+def big_run(workdir: Path, n_topics: int = 1000, depth: int = 1000) -> Path:
+    """A late submission: n_topics x depth lines in TREC format (written once)."""
+    path = workdir / f"late-{n_topics}x{depth}.run"
+    if not path.exists():
+        with open(path, "w") as fh:
+            for t in range(n_topics):
+                q = f"B{t:04d}"
+                fh.write("".join(f"{q} Q0 {q}-d{r:04d} {r + 1} {depth - r} late\n" for r in range(depth)))
+    return path
 
 
 # -- the server --------------------------------------------------------------------------------
@@ -140,7 +173,104 @@ class Tally:
     errors_retried: int = 0
 
 
-async def _request(client: httpx.AsyncClient, method: str, url: str, tally: Tally, **kw) -> httpx.Response:
+class Reply:
+    """What the simulated assessors read of a response."""
+
+    def __init__(self, status_code: int, body: bytes):
+        self.status_code, self.content = status_code, body
+
+    @property
+    def text(self) -> str:
+        return self.content.decode()
+
+    def json(self):
+        return json.loads(self.content)
+
+    def raise_for_status(self) -> None:
+        if self.status_code >= 400:
+            raise RuntimeError(f"HTTP {self.status_code}: {self.text[:200]}")
+
+
+class Browser:
+    """A small keep-alive HTTP/1.1 client with a cookie jar, as cheap as a load generator on
+    the server's own two cores must be (a full client library costs several times the CPU)."""
+
+    def __init__(self, base: str, timeout: float = 30):
+        parts = urlsplit(base)
+        self.host, self.port, self.timeout = parts.hostname, parts.port, timeout
+        self.cookies: dict[str, str] = {}
+        self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    async def __aenter__(self) -> Browser:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        for _, writer in self._idle:
+            writer.close()
+
+    async def request(self, method: str, url: str, params=None, json=None, headers=None) -> Reply:
+        if params:
+            url += "?" + urlencode(params)
+        body = b"" if json is None else _json.dumps(json).encode()
+        lines = [f"{method} {url} HTTP/1.1", f"Host: {self.host}:{self.port}",
+                 f"Content-Length: {len(body)}"]
+        if json is not None:
+            lines.append("Content-Type: application/json")
+        if self.cookies:
+            lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
+        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        data = ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+        conn = self._idle.pop() if self._idle else None  # two at once (a double click): two
+        try:
+            if conn is None:
+                conn = await asyncio.open_connection(self.host, self.port)
+                conn[1].get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            reply, keep = await asyncio.wait_for(self._exchange(conn, data), self.timeout)
+        except BaseException:
+            if conn is not None:
+                conn[1].close()
+            raise
+        if keep:
+            self._idle.append(conn)
+        else:
+            conn[1].close()
+        return reply
+
+    async def _exchange(self, conn, data: bytes) -> tuple[Reply, bool]:
+        reader, writer = conn
+        writer.write(data)
+        head = await reader.readuntil(b"\r\n\r\n")
+        status_line, *header_lines = head.decode("latin-1").split("\r\n")
+        status = int(status_line.split()[1])
+        length, chunked, close = 0, False, False
+        for line in header_lines:
+            name, _, value = line.partition(":")
+            name, value = name.strip().lower(), value.strip()
+            if name == "content-length":
+                length = int(value)
+            elif name == "transfer-encoding" and "chunked" in value:
+                chunked = True
+            elif name == "connection" and value.lower() == "close":
+                close = True
+            elif name == "set-cookie":
+                key, _, rest = value.partition("=")
+                self.cookies[key] = rest.split(";", 1)[0]
+        if chunked:
+            parts = []
+            while True:
+                size = int((await reader.readline()).strip() or b"0", 16)
+                if size == 0:
+                    await reader.readline()
+                    break
+                parts.append(await reader.readexactly(size))
+                await reader.readline()
+            body = b"".join(parts)
+        else:
+            body = await reader.readexactly(length)
+        return Reply(status, body), not close
+
+
+async def _request(client: Browser, method: str, url: str, tally: Tally, **kw) -> Reply:
     """Send until the server answers (a killed server is retried until it is back); a server
     error is retried a few times, then stops the run."""
     delay = 0.05
@@ -148,7 +278,7 @@ async def _request(client: httpx.AsyncClient, method: str, url: str, tally: Tall
     while True:
         try:
             response = await client.request(method, url, **kw)
-        except httpx.TransportError:
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError, IndexError):
             tally.errors_retried += 1
         else:
             if response.status_code < 500:
@@ -163,7 +293,7 @@ async def _request(client: httpx.AsyncClient, method: str, url: str, tally: Tall
 
 async def assessor(base: str, who: str, token: str, round_id: str, topics: list[str], quota: int,
                    tally: Tally, rng: random.Random, retry_rate: float, double_rate: float) -> None:
-    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+    async with Browser(base) as client:
         await _request(client, "GET", "/login", tally, params={"token": token})
         csrf = CSRF.search((await _request(client, "GET", "/", tally)).text).group(1)
         headers = {"X-CSRF-Token": csrf}
@@ -199,9 +329,73 @@ async def assessor(base: str, who: str, token: str, round_id: str, topics: list[
                 done += 1
 
 
+async def thinker(base: str, token: str, topics: list[str], deadline: float, think: tuple[float, float],
+                  tally: Tally, rng: random.Random) -> None:
+    """A crowd assessor: reads the next document, thinks 2-10 s, judges, until the deadline."""
+    async with Browser(base) as client:
+        await asyncio.sleep(rng.uniform(0, think[1]))  # they do not all arrive at once
+        await _request(client, "GET", "/login", tally, params={"token": token})
+        csrf = CSRF.search((await _request(client, "GET", "/", tally)).text).group(1)
+        url = f"/rounds/crowd/topics/{topics[0]}"
+        while time.monotonic() < deadline:
+            t0 = time.perf_counter()
+            page = await _request(client, "GET", url, tally)
+            tally.page_latency.append(time.perf_counter() - t0)
+            match = DOC_ID.search(page.text)
+            if match is None:
+                return
+            await asyncio.sleep(rng.uniform(*think))
+            sid = SUBMISSION_ID.search(page.text).group(1)
+            body = {"doc_id": match.group(1), "grade": rng.choice((0, 1, 2)), "submission_id": sid}
+            t0 = time.perf_counter()
+            answer = await _request(client, "POST", url + "/judgments", tally, json=body,
+                                    headers={"X-CSRF-Token": csrf})
+            tally.post_latency.append(time.perf_counter() - t0)
+            answer.raise_for_status()
+            tally.acked[sid] = ("crowd", topics[0], match.group(1))
+
+
+async def run_crowd(base: str, campaign: Campaign, seconds: float, think: tuple[float, float],
+                    tally: Tally, seed: int) -> float:
+    rng = random.Random(seed)
+    people = sorted(campaign.topics["crowd"])
+    t0 = time.perf_counter()
+    deadline = time.monotonic() + seconds
+    await asyncio.gather(*(thinker(base, campaign.tokens[p], campaign.topics["crowd"][p], deadline,
+                                   think, tally, random.Random(rng.random())) for p in people))
+    return time.perf_counter() - t0
+
+
+@dataclass
+class OrganiserWork:
+    """CLI commands run through the server while assessors judge: (command, seconds, ok)."""
+
+    done: list[tuple[str, float, bool, str]] = field(default_factory=list)
+
+
+async def organiser(store: Path, late: Path, name: str, delay: float, work: OrganiserWork) -> None:
+    """After `delay` seconds, a leaderboard and the import of a big late run, as subprocesses."""
+    await asyncio.sleep(delay)
+    for label, args in (("leaderboard", ["leaderboard", str(store), "--qrels", "truth", "-m", "map"]),
+                        ("import runs 1000x1000", ["import", "runs", str(store), str(late), "--name", name])):
+        t0 = time.perf_counter()
+        done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "pooling", *args],
+                                       capture_output=True, text=True, cwd=ROOT)
+        work.done.append((label, time.perf_counter() - t0, done.returncode == 0,
+                          (done.stderr or "").strip()[-300:]))
+
+
+async def with_organiser(phase, store: Path, late: Path, name: str, delay: float, work: OrganiserWork):
+    """Run a phase (a coroutine) with the organiser's CLI work beside it."""
+    side = asyncio.create_task(organiser(store, late, name, delay, work))
+    elapsed = await phase
+    await side
+    return elapsed
+
+
 async def run_load(base: str, campaign: Campaign, round_id: str, total: int, tally: Tally,
                    seed: int, retry_rate: float, double_rate: float) -> float:
-    people = sorted(campaign.tokens)
+    people = sorted(campaign.topics[round_id])
     quota, extra = divmod(total, len(people))
     rng = random.Random(seed)
     t0 = time.perf_counter()
@@ -260,31 +454,70 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--skip-load", action="store_true", help="run only the crash phase")
+    ap.add_argument("--crowd", type=int, default=200, help="assessors in the crowd phase (0: skip it)")
+    ap.add_argument("--crowd-seconds", type=float, default=120.0)
+    ap.add_argument("--think", default="2,10", help="seconds a crowd assessor thinks: min,max")
+    ap.add_argument("--late-run", default="1000x1000", help="topics x documents of the late run "
+                    "the organiser imports during the crowd and load phases ('0x0': none)")
     args = ap.parse_args()
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="pooling-load-"))
     workdir.mkdir(parents=True, exist_ok=True)
     per_assessor = -(-args.judgments // args.assessors)
     t0 = time.perf_counter()
+    think = tuple(float(x) for x in args.think.split(","))
     campaign = build(workdir, args.assessors, load_docs=per_assessor // 2 + 10,
-                     crash_docs=-(-args.crash_judgments // args.assessors) + 5)
-    print(f"store {campaign.path}: {args.assessors} assessors, built in {time.perf_counter() - t0:.1f} s")
+                     crash_docs=-(-args.crash_judgments // args.assessors) + 5, crowd=args.crowd,
+                     crowd_docs=int(args.crowd_seconds / think[0]) + 5)
+    n_topics, depth = (int(x) for x in args.late_run.split("x"))
+    late = big_run(workdir, n_topics, depth) if n_topics else None
+    print(f"store {campaign.path}: {args.assessors} + {args.crowd} assessors, built in "
+          f"{time.perf_counter() - t0:.1f} s")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+    rows: list[tuple] = []  # the closing table
+
+    def beside(phase, name: str, delay: float, work: OrganiserWork):
+        if late is None:
+            return phase
+        return with_organiser(phase, campaign.path, late, name, delay, work)
+
+    # 0. a crowd that thinks between judgments, with the organiser at the CLI
+    missing0 = twice0 = unacked0 = 0
+    if args.crowd:
+        server = start_server(campaign.path, port)
+        crowd, work0 = Tally(), OrganiserWork()
+        elapsed = asyncio.run(beside(run_crowd(base, campaign, args.crowd_seconds, think, crowd,
+                                               args.seed + 2), "late-crowd", args.crowd_seconds / 3, work0))
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+        report(f"crowd ({args.crowd} assessors thinking {args.think} s, {args.crowd_seconds:.0f} s)",
+               crowd, elapsed)
+        missing0, twice0, unacked0 = check_store(campaign.path, "crowd", crowd)
+        print(f"  store: {missing0} acknowledged judgments missing (lost), {twice0} stored twice, "
+              f"{unacked0} stored without an acknowledgement")
+        for label, secs, ok, why in work0.done:
+            print(f"  organiser, meanwhile: pooling {label} {'succeeded' if ok else 'FAILED'} in {secs:.1f} s"
+                  + ("" if ok else f": {why}"))
+        rows.append((f"{args.crowd} assessors, think {args.think} s", crowd, elapsed, 50, 150, None, work0))
 
     # 1. load
     missing1 = twice = unacked = 0
     if not args.skip_load:
         server = start_server(campaign.path, port)
-        tally = Tally()
-        elapsed = asyncio.run(run_load(base, campaign, "load", args.judgments, tally, args.seed,
-                                       args.retry_rate, args.double_rate))
+        tally, work1 = Tally(), OrganiserWork()
+        elapsed = asyncio.run(beside(run_load(base, campaign, "load", args.judgments, tally, args.seed,
+                                              args.retry_rate, args.double_rate), "late-load", 3.0, work1))
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
         report(f"load ({args.assessors} concurrent assessors, loopback)", tally, elapsed)
         missing1, twice, unacked = check_store(campaign.path, "load", tally)
         print(f"  store: {missing1} acknowledged judgments missing (lost), {twice} stored twice, "
               f"{unacked} stored without an acknowledgement")
+        for label, secs, ok, why in work1.done:
+            print(f"  organiser, meanwhile: pooling {label} {'succeeded' if ok else 'FAILED'} in {secs:.1f} s"
+                  + ("" if ok else f": {why}"))
+        rows.append((f"{args.assessors} clients, no think time", tally, elapsed, 100, None, 300, work1))
 
     # 2. SIGKILL mid-load, restart, clients retry with the same submission ids
     server = start_server(campaign.path, port)
@@ -321,9 +554,29 @@ def main() -> None:
     missing, twice2, unacked2 = check_store(campaign.path, "crash", crash)
     print(f"  store: {missing} acknowledged judgments missing (lost), {twice2} stored twice, "
           f"{unacked2} stored without an acknowledgement")
-    ok = missing1 == missing == twice == unacked == twice2 == unacked2 == 0
+    ok = missing0 == twice0 == unacked0 == missing1 == missing == twice == unacked == twice2 == unacked2 == 0
     print("OK: every acknowledged judgment is in the store exactly once" if ok else "FAILED")
+    if rows:
+        print(bounds_table(rows))
     sys.exit(0 if ok else 1)
+
+
+def bounds_table(rows: list[tuple]) -> str:
+    """Markdown table: each phase's figures beside the bounds a crowd needs."""
+    lines = ["| phase | judgments/s | POST p50 ms | POST p95 ms | POST p99 ms | GET p95 ms | "
+             "organiser CLI meanwhile | within bounds |", "|---|---|---|---|---|---|---|---|"]
+    for label, tally, elapsed, p95_max, p99_max, rate_min, work in rows:
+        rate = len(tally.acked) / elapsed
+        p95, p99 = pct(tally.post_latency, 95), pct(tally.post_latency, 99)
+        ok = p95 < p95_max and (p99_max is None or p99 < p99_max) and (rate_min is None or rate >= rate_min)
+        ok = ok and all(w[2] for w in work.done)
+        cli = ", ".join(f"{w[0]} {'ok' if w[2] else 'FAILED'} {w[1]:.1f} s" for w in work.done) or "-"
+        need = [f"p95 < {p95_max}"] + ([f"p99 < {p99_max}"] if p99_max else []) + (
+            [f">= {rate_min}/s"] if rate_min else [])
+        lines.append(f"| {label} | {rate:,.0f} | {pct(tally.post_latency, 50):.1f} | {p95:.1f} | "
+                     f"{p99:.1f} | {pct(tally.page_latency, 95):.1f} | {cli} | "
+                     f"{'yes' if ok else 'NO'} ({', '.join(need)}) |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

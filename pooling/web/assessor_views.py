@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from urllib.parse import quote
 
@@ -11,7 +12,9 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from pooling.assessors import authenticate
 from pooling.errors import StoreError
+from pooling.judgments import Judgment
 from pooling.web import campaign
+from pooling.web.live import Miss
 from pooling.web.pages import (
     gate,
     json_error,
@@ -23,6 +26,20 @@ from pooling.web.pages import (
     signer,
 )
 from pooling.web.sessions import LOGIN_COOKIE, SESSION_COOKIE, new_login_token, same_token
+
+
+async def answer(request: Request, method: str, *args, **kwargs):
+    """Ask the in-memory campaign state (`pooling.web.live`): on the event loop when it can
+    answer from memory, else from a worker thread; a judgment is awaited, not waited for."""
+    state = live(request)
+    try:
+        result = state.cached(getattr(state, method), *args, **kwargs)
+    except Miss:
+        return await run_in_threadpool(getattr(state, method), *args, **kwargs)
+    if isinstance(result, Judgment):
+        written = await asyncio.wrap_future(state.writer.submit_future(result))
+        return state.stored(result, written)
+    return result
 
 
 def topic_url(round_id: str, query_id: str) -> str:
@@ -97,7 +114,7 @@ async def home(request: Request) -> Response:
         return RedirectResponse("/login", status_code=303)
     if sess.is_organiser:
         return RedirectResponse("/organiser", status_code=303)
-    rounds = await run_in_threadpool(live(request).assessor_rounds, sess.assessor_id)
+    rounds = await answer(request, "assessor_rounds", sess.assessor_id)
     return render(request, "home.html", {"rounds": rounds}, sess=sess)
 
 
@@ -116,8 +133,8 @@ async def _judging(request: Request, doc_id: str | None) -> Response:
     if sess is None:
         return RedirectResponse("/login", status_code=303)
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
-    page = await run_in_threadpool(live(request).judging_page, sess.assessor_id, sess.role, round_id,
-                                   query_id, doc_id)
+    page = await answer(request, "judging_page", sess.assessor_id, sess.role, round_id, query_id,
+                        doc_id)
     if page is None:
         raise not_found()
     if isinstance(page, campaign.TopicDone):
@@ -152,8 +169,8 @@ async def judge(request: Request) -> Response:
     if not isinstance(doc_id, str):
         raise not_found()
     try:
-        outcome = await run_in_threadpool(
-            live(request).judge, sess.assessor_id, sess.role, round_id, query_id, doc_id,
+        outcome = await answer(
+            request, "judge", sess.assessor_id, sess.role, round_id, query_id, doc_id,
             grade=body.get("grade"), submission_id=body.get("submission_id"),
             seconds=body.get("seconds"), note=body.get("note"))
     except StoreError as exc:  # a bad grade, note or submission id
@@ -172,8 +189,8 @@ async def undo(request: Request) -> Response:
     body = await post_data(request, sess)
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
     try:
-        outcome = await run_in_threadpool(live(request).undo, sess.assessor_id, sess.role, round_id,
-                                          query_id, submission_id=body.get("submission_id"))
+        outcome = await answer(request, "undo", sess.assessor_id, sess.role, round_id, query_id,
+                               submission_id=body.get("submission_id"))
     except campaign.InputError as exc:
         return json_error(409, str(exc))
     if outcome is None:

@@ -90,11 +90,20 @@ def _current(events: list[Event]) -> tuple[int, int] | None:
     return stack[-1] if stack else None
 
 
+class Miss(Exception):
+    """An answer needs the store (not cached, or an adaptive round): ask from a worker thread."""
+
+
 class LiveCampaign:
-    """The pages' questions answered from memory for static rounds (see the module doc)."""
+    """The pages' questions answered from memory for static rounds (see the module doc).
+
+    `cached(fn, ...)` calls a method only if it can answer from memory (else raises `Miss`):
+    the server's event loop answers most requests that way, without a thread hop.
+    """
 
     def __init__(self, gate: StoreGate):
         self.gate = gate
+        self._local = threading.local()
         self.writer = JudgmentWriter(gate)
         self._lock = threading.RLock()
         self._rounds: dict[str, _RoundView | None] = {}
@@ -117,13 +126,27 @@ class LiveCampaign:
     def close(self) -> None:
         self.writer.close()
 
+    def cached(self, fn, *args, **kwargs):
+        """`fn(*args, **kwargs)` (a method of this object) if no store access is needed."""
+        self._local.cached_only = True
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self._local.cached_only = False
+
+    def _store(self, fn, *args, **kwargs):
+        """Run `fn(store, ...)` under the gate, unless only cached answers are allowed now."""
+        if getattr(self._local, "cached_only", False):
+            raise Miss
+        return self.gate.run_sync(fn, *args, **kwargs)
+
     # -- cached reads -------------------------------------------------------------------------
     def _round(self, round_id: str) -> _RoundView | None:
         with self._lock:
             if round_id in self._rounds:
                 return self._rounds[round_id]
             generation = self.generation
-        view = self.gate.run_sync(_load_round, round_id)
+        view = self._store(_load_round, round_id)
         with self._lock:
             if generation == self.generation:
                 self._rounds[round_id] = view
@@ -135,7 +158,7 @@ class LiveCampaign:
             if key in self._history:
                 return self._history[key]
             generation = self.generation
-        rows = self.gate.run_sync(lambda s: s.con.execute(
+        rows = self._store(lambda s: s.con.execute(
             "SELECT doc_id, seq, kind, grade FROM judgments WHERE round_id = ? AND assessor_id = ? "
             "AND query_id = ? ORDER BY seq", [round_id, assessor_id, query_id]).fetchall())
         events: dict[str, list[Event]] = {}
@@ -157,7 +180,7 @@ class LiveCampaign:
         with self._lock:
             if query_id in self._topics:
                 return self._topics[query_id]
-        topic = self.gate.run_sync(campaign._topic, query_id)
+        topic = self._store(campaign._topic, query_id)
         with self._lock:
             self._topics[query_id] = topic
         return topic
@@ -167,8 +190,11 @@ class LiveCampaign:
         with self._lock:
             if (round_id, query_id) in self._fetched:
                 return
+        if getattr(self._local, "cached_only", False):
+            raise Miss
+        with self._lock:
             self._fetched.add((round_id, query_id))
-        rows = self.gate.run_sync(lambda s: s.con.execute(
+        rows = self._store(lambda s: s.con.execute(
             "SELECT d.doc_id, d.title, d.text FROM pool_entries p JOIN documents d USING (doc_id) "
             "WHERE p.round_id = ? AND p.query_id = ? ORDER BY p.position LIMIT ?",
             [round_id, query_id, DOC_CACHE // 2]).fetchall())
@@ -183,7 +209,7 @@ class LiveCampaign:
             if doc_id in self._docs:
                 self._docs.move_to_end(doc_id)
                 return self._docs[doc_id]
-        doc = self.gate.run_sync(lambda s: s.one(
+        doc = self._store(lambda s: s.one(
             "document text", "SELECT title, text FROM documents WHERE doc_id = ?", [doc_id]))
         with self._lock:
             self._docs[doc_id] = doc
@@ -207,11 +233,11 @@ class LiveCampaign:
 
     # -- what the views call ----------------------------------------------------------------
     def assessor_rounds(self, assessor_id: str) -> list[RoundProgress]:
-        round_ids = self.gate.run_sync(lambda s: [r[0] for r in s.con.execute(
+        round_ids = self._store(lambda s: [r[0] for r in s.con.execute(
             "SELECT DISTINCT round_id FROM assignments WHERE assessor_id = ? ORDER BY 1",
             [assessor_id]).fetchall()])
         if any(v is None or v.rnd.adaptive for v in map(self._round, round_ids)):
-            return self.gate.run_sync(campaign.assessor_rounds, assessor_id)
+            return self._store(campaign.assessor_rounds, assessor_id)
         out = []
         for round_id in round_ids:
             view = self._round(round_id)
@@ -234,7 +260,7 @@ class LiveCampaign:
         if view is None:
             return None
         if view.rnd.adaptive:
-            return self.gate.run_sync(campaign.judging_page, assessor_id, role, round_id, query_id, doc_id)
+            return self._store(campaign.judging_page, assessor_id, role, round_id, query_id, doc_id)
         docs = view.docs_for(assessor_id, role, query_id)
         if docs is None or (doc_id is None and role == "organiser"):
             return None
@@ -271,7 +297,7 @@ class LiveCampaign:
         if view is None:
             return None
         if view.rnd.adaptive:
-            return self.gate.run_sync(campaign.judge, assessor_id, role, round_id, query_id, doc_id,
+            return self._store(campaign.judge, assessor_id, role, round_id, query_id, doc_id,
                                       grade=grade, submission_id=submission_id, seconds=seconds,
                                       note=note)
         if not view.may_judge(assessor_id, role, query_id, doc_id):
@@ -281,10 +307,15 @@ class LiveCampaign:
         j = Judgment(round_id, assessor_id, query_id, doc_id, grade,
                      seconds=campaign._seconds(seconds), note=campaign._note(note),
                      submission_id=campaign._submission_id(submission_id))
-        written = self.writer.submit(j)
+        if getattr(self._local, "cached_only", False):
+            return j  # the caller awaits `stored(j)`: no thread waits for the commit
+        return self.stored(j, self.writer.submit(j))
+
+    def stored(self, j: Judgment, written: Written) -> Stored:
+        """The outcome of a judgment the writer has committed (or found already stored)."""
         if written.seq is not None:
             self._remember(j, written.seq)
-        return Stored(doc_id, duplicate=written.seq is None)
+        return Stored(j.doc_id, duplicate=written.seq is None)
 
     def undo(self, assessor_id: str, role: str, round_id: str, query_id: str, *,
              submission_id: object) -> Stored | None:
@@ -292,12 +323,12 @@ class LiveCampaign:
         if view is None:
             return None
         if view.rnd.adaptive:
-            return self.gate.run_sync(campaign.undo, assessor_id, role, round_id, query_id,
+            return self._store(campaign.undo, assessor_id, role, round_id, query_id,
                                       submission_id=submission_id)
         if not view.has_topic(assessor_id, role, query_id):
             return None
         sid = campaign._submission_id(submission_id)
-        done = self.gate.run_sync(lambda s: s.one(
+        done = self._store(lambda s: s.one(
             "find submission", "SELECT doc_id FROM judgments WHERE submission_id = ? AND "
             "assessor_id = ? AND kind = 'retract'", [sid, assessor_id]))
         if done:
@@ -309,7 +340,7 @@ class LiveCampaign:
         j = Judgment(round_id, assessor_id, query_id, latest, None, kind="retract", submission_id=sid)
         written = self.writer.submit(j)
         if written.seq is None:  # the same undo, sent twice at once: answer like the first
-            done = self.gate.run_sync(lambda s: s.one(
+            done = self._store(lambda s: s.one(
                 "find submission", "SELECT doc_id FROM judgments WHERE submission_id = ?", [sid]))
             return Stored(done[0] if done else latest, duplicate=True)
         self._remember(j, written.seq)
@@ -368,9 +399,13 @@ class JudgmentWriter:
 
     def submit(self, j: Judgment) -> Written:
         """Store one judgment; returns once its transaction has committed (or raises)."""
+        return self.submit_future(j).result()
+
+    def submit_future(self, j: Judgment) -> Future[Written]:
+        """Queue one judgment; the future is done once it has committed (or failed)."""
         future: Future[Written] = Future()
         self._queue.put((j, future))
-        return future.result()
+        return future
 
     def close(self) -> None:
         self._queue.put(None)
