@@ -222,10 +222,16 @@ class Browser:
         data = ("\r\n".join(lines) + "\r\n\r\n").encode() + body
         conn = self._idle.pop() if self._idle else None  # two at once (a double click): two
         try:
+            if conn is not None:
+                try:  # a kept-alive connection the server has since closed: as a browser does,
+                    reply, keep = await asyncio.wait_for(self._exchange(conn, data), self.timeout)
+                except (ConnectionError, asyncio.IncompleteReadError):  # send again on a new one
+                    conn[1].close()
+                    conn = None
             if conn is None:
                 conn = await asyncio.open_connection(self.host, self.port)
                 conn[1].get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            reply, keep = await asyncio.wait_for(self._exchange(conn, data), self.timeout)
+                reply, keep = await asyncio.wait_for(self._exchange(conn, data), self.timeout)
         except BaseException:
             if conn is not None:
                 conn[1].close()

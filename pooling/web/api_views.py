@@ -26,9 +26,9 @@ from pooling.store.core import Store
 from pooling.web import campaign
 from pooling.web.campaign import JudgingPage, RoundProgress, TopicDone, TopicProgress
 from pooling.web.gate import StoreGate
-from pooling.web.live import LiveCampaign
+from pooling.web.live import LiveCampaign, WriteFailed
 from pooling.web.openapi import DOCUMENT
-from pooling.web.pages import gate, live
+from pooling.web.pages import gate, live, write_failed
 
 NOT_FOUND = "not found"  # the one body for a missing item and for somebody else's
 JUDGMENT_FIELDS = {"doc_id": True, "grade": True, "submission_id": True, "seconds": False,
@@ -254,6 +254,7 @@ async def _crash(request: Request, exc: Exception) -> Response:
 def create_api(gate: StoreGate, live: LiveCampaign) -> Starlette:
     """The API as an app of its own (JSON errors), to mount at `openapi.API_ROOT` beside the
     pages, sharing their store gate and judging state."""
-    api = Starlette(routes=ROUTES, exception_handlers={HTTPException: _error, Exception: _crash})
+    api = Starlette(routes=ROUTES, exception_handlers={HTTPException: _error, WriteFailed: write_failed,
+                                                       Exception: _crash})
     api.state.gate, api.state.live = gate, live
     return api

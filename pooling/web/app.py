@@ -19,9 +19,15 @@ from pooling.web import api_views
 from pooling.web import assessor_views as a
 from pooling.web import organiser_views as o
 from pooling.web.gate import StoreGate
-from pooling.web.live import LiveCampaign
+from pooling.web.live import LiveCampaign, WriteFailed
 from pooling.web.openapi import API_ROOT
-from pooling.web.pages import LoginRequired, http_error, login_required, make_templates
+from pooling.web.pages import (
+    LoginRequired,
+    http_error,
+    login_required,
+    make_templates,
+    write_failed,
+)
 from pooling.web.sessions import SessionSigner
 from pooling.web.store_api import StoreSessions, create_store_api
 
@@ -121,7 +127,8 @@ def create_app(
     (see `pooling.web.store_api`); organisers' own tokens always do."""
     app = Starlette(
         routes=ROUTES,
-        exception_handlers={HTTPException: http_error, LoginRequired: login_required},
+        exception_handlers={HTTPException: http_error, LoginRequired: login_required,
+                            WriteFailed: write_failed},
         max_body_size=MAX_BODY_BYTES,
     )
     gate = StoreGate(store)

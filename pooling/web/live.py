@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import duckdb
 
+from pooling.errors import PoolingError
 from pooling.judgments import Judgment
 from pooling.rounds import Round
 from pooling.store.core import Store, utcnow
@@ -88,6 +89,11 @@ def _current(events: list[Event]) -> tuple[int, int] | None:
         elif stack:
             stack.pop()
     return stack[-1] if stack else None
+
+
+class WriteFailed(PoolingError):
+    """The store could not take a judgment (a full disk, say): nothing of it was stored, and
+    the submission can be sent again as it is (its id keeps it from being stored twice)."""
 
 
 class Miss(Exception):
@@ -457,8 +463,11 @@ class JudgmentWriter:
                 f"assessor_id, kind, grade, seconds, note, judged_at) VALUES {values} "
                 "RETURNING submission_id, seq", params).fetchall())
         except Exception as exc:  # noqa: BLE001 - every waiting submission learns of it
+            failed = WriteFailed(
+                f"the judgment could not be stored ({str(exc).splitlines()[0][:200]}); nothing "
+                "was stored: send it again in a moment")
             for _, future in batch:
-                future.set_exception(exc)
+                future.set_exception(failed)
             return
         self.commits += 1
         self.written += len(seqs)

@@ -83,6 +83,11 @@ class LoginRequired(Exception):
     """Raised by a view that needs a logged-in person; answered with a redirect to /login."""
 
 
+async def write_failed(request: Request, exc: Exception) -> Response:
+    """The store could not take a write (e.g. a full disk): 503, try again; nothing stored."""
+    return JSONResponse({"error": str(exc)}, status_code=503, headers={"Retry-After": "5"})
+
+
 async def login_required(request: Request, exc: Exception) -> Response:
     return RedirectResponse("/login", status_code=303)
 

@@ -48,8 +48,11 @@ def serve(
         _write_atomically(marker, json.dumps({"pid": os.getpid(), "url": url}) + "\n")
         app = create_app(store, server_token=token)
         try:
+            # Assessors read for a while between requests: keep their connections open as
+            # long as a typical front proxy does (75 s), not uvicorn's default 5 s.
             config = uvicorn.Config(app, log_level="warning", access_log=False,
-                                    lifespan="off", timeout_graceful_shutdown=5)
+                                    lifespan="off", timeout_graceful_shutdown=5,
+                                    timeout_keep_alive=75)
             if on_ready:
                 on_ready(url)
             with _stop_on_signals():
