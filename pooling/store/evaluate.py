@@ -68,7 +68,8 @@ def evaluate_store(
                "max_docs": max_docs, "topics": topic_list}
     key = json.dumps(options, sort_keys=True)
     wanted = parse_measures(list(measures))
-    columns = [c for m in wanted for c in m.columns]
+    # What the cache holds: every value column (a run's id and text columns are not kept).
+    columns = [c for m in wanted if m.spec.kind not in (Kind.TEXT, Kind.RUNID) for c in m.columns]
     qrels_table = None
     computed = []
     for run_id in run_ids:
@@ -91,6 +92,11 @@ def _save(store: Store, run, version: str, key: str) -> None:
     rows: dict[str, list[Any]] = {"measure": [], "query_id": [], "value": []}
     for col in run.columns:
         if col.kind in (Kind.TEXT, Kind.RUNID):
+            continue
+        if col.name not in run.per_query:  # a summary-only value (num_q): the `all` row only
+            rows["measure"].append(col.name)
+            rows["query_id"].append(None)
+            rows["value"].append(float(run.summary[col.name]))
             continue
         values = np.asarray(run.per_query[col.name], dtype=np.float64)
         rows["measure"] += [col.name] * (len(values) + 1)

@@ -194,6 +194,11 @@ class RemoteConnection:
         self._result = self._table(query, params)
         return self
 
+    def executemany(self, query: str, rows: Sequence[Sequence[Any]]) -> RemoteConnection:
+        """One statement for many parameter rows, sent in one request."""
+        self._result = self.stream(query, [encode_params(r) for r in rows], many=True).read_all()
+        return self
+
     def sql(self, query: str, params: Sequence[Any] | dict[str, Any] | None = None) -> RemoteRelation:
         return RemoteRelation(self, query, params)
 
@@ -257,9 +262,11 @@ class RemoteConnection:
     def _table(self, query: str, params: Any) -> pa.Table:
         return self.stream(query, params).read_all()
 
-    def stream(self, query: str, params: Any, batch_rows: int = 1 << 20) -> pa.RecordBatchReader:
-        """A statement's result as Arrow batches, read from the server as they arrive."""
-        body = json.dumps({"sql": query, "params": encode_params(params), "batch_rows": batch_rows})
+    def stream(self, query: str, params: Any, batch_rows: int = 1 << 20,
+               many: bool = False) -> pa.RecordBatchReader:
+        """A statement's result as Arrow batches (with `many`, params are already encoded rows)."""
+        body = json.dumps({"sql": query, "params": params if many else encode_params(params),
+                           "batch_rows": batch_rows, "many": many})
         with self._http.lock:
             response = self._http.request("POST", f"sessions/{self.session}/execute", body.encode())
             if response.status != 200:

@@ -193,7 +193,9 @@ async def execute(request: Request) -> Response:
     try:
         session = _sessions(request).get(request)
         body = json.loads(await request.body())
-        query, params = body["sql"], decode_params(body.get("params"))
+        many = bool(body.get("many"))
+        query = body["sql"]
+        params = [decode_params(r) for r in body["params"]] if many else decode_params(body.get("params"))
         batch_rows = int(body.get("batch_rows") or (1 << 20))
     except _Refused as exc:
         return _error(exc.status, str(exc))
@@ -201,30 +203,41 @@ async def execute(request: Request) -> Response:
         return _error(400, f"malformed request: {exc}")
     try:
         data = await run_in_threadpool(_run, session, query, params, batch_rows,
-                                       _sessions(request).on_write)
+                                       _sessions(request).on_write, many)
     except duckdb.Error as exc:
         return _error(400, str(exc), type(exc).__name__)
     return Response(data, media_type=ARROW_STREAM)
 
 
 def _run(session: _Session, query: str, params, batch_rows: int,
-         on_write: Callable[[], None]) -> bytes:
+         on_write: Callable[[], None], many: bool = False) -> bytes:
     with session.lock:
         session.last_seen = time.monotonic()
+        if many:  # one statement, many parameter rows; no result
+            session.cursor.executemany(query, params)
+            on_write()
+            session.last_seen = time.monotonic()
+            return _ipc(None)
         # A query becomes a relation read as Arrow batches; other statements (BEGIN, INSERT,
         # COMMIT, ...) run at once and give None.
         relation = session.cursor.sql(query, params=params or None)
         reader = relation.to_arrow_reader(batch_rows) if relation is not None else None
         if relation is None:
             on_write()  # what the judging pages keep in memory may be out of date now
-        sink = pa.BufferOutputStream()
-        schema = reader.schema if reader is not None else pa.schema([])
-        with pa.ipc.new_stream(sink, schema) as writer:
-            if reader is not None:
-                for batch in reader:
-                    writer.write_batch(batch)
+        data = _ipc(reader)
         session.last_seen = time.monotonic()
-        return sink.getvalue().to_pybytes()
+        return data
+
+
+def _ipc(reader: pa.RecordBatchReader | None) -> bytes:
+    """A result as an Arrow IPC stream (an empty one for a statement without a result)."""
+    sink = pa.BufferOutputStream()
+    schema = reader.schema if reader is not None else pa.schema([])
+    with pa.ipc.new_stream(sink, schema) as writer:
+        if reader is not None:
+            for batch in reader:
+                writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
 
 
 async def register(request: Request) -> Response:

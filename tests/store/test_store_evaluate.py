@@ -45,3 +45,19 @@ def test_options_are_part_of_the_cache_key_and_recorded(robust):
     assert a.options["topics"] == old and b.options["relevance_level"] == 2
     assert a.means["value"][0].as_py() != b.means["value"][0].as_py()
     assert set(a.per_query["query_id"].to_pylist()) <= set(old)
+
+
+def test_the_official_measures_with_num_q_are_cached_too(tmp_path):
+    """`num_q` has no per-topic values: it is kept as the summary row only."""
+    run = tmp_path / "a.run"
+    run.write_text("1 Q0 d1 1 2 a\n1 Q0 d2 2 1 a\n2 Q0 d3 1 1 a\n")
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("1 0 d1 1\n2 0 d4 1\n")
+    with Store.create(tmp_path / "s.duckdb") as store:
+        store.import_runs([run])
+        store.import_qrels(qrels, name="q")
+        first = evaluate_store(store, measures=["official"])
+        means = {r["measure"]: r["value"] for r in first.means.to_pylist()}
+        assert means["num_q"] == 2 and means["map"] == 0.5
+        again = evaluate_store(store, measures=["official"])
+        assert again.computed == [] and again.means.equals(first.means)

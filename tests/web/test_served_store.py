@@ -3,7 +3,9 @@ with organiser credentials only, while assessors keep judging; a killed CLI writ
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 import subprocess
 import sys
 import time
@@ -30,8 +32,6 @@ def pooling(*args, env: dict[str, str] | None = None, check: bool = True) -> sub
 
 
 def assessor(server, token: str) -> tuple[httpx.Client, str]:
-    import re
-
     client = httpx.Client(base_url=server.url, follow_redirects=False, timeout=10)
     assert client.get("/login", params={"token": token}).status_code == 303
     csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/").text).group(1)
@@ -144,3 +144,51 @@ def test_a_killed_cli_write_leaves_the_store_as_before_and_the_server_serving(ca
     con = duckdb.connect(str(campaign.path), read_only=True)
     assert con.execute("SELECT count(*) FROM run_results WHERE run_id = 'big'").fetchone() == (800,)
     assert con.execute("SELECT doc_id FROM judgments ORDER BY seq").fetchall() == [("d1",), ("d2",)]
+
+
+def test_every_organiser_command_works_on_a_served_store(campaign, server, tmp_path):
+    """Reads and writes of every kind through the server, and the pages see the changes."""
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text("1 0 d1 1\n1 0 d2 0\n2 0 e1 1\n2 0 e3 1\n")
+    s, out = campaign.path, tmp_path
+    for args in (["import", "qrels", s, qrels, "--name", "q1"],
+                 ["evaluate", s, "--qrels", "q1"],
+                 ["evaluate", s, "--qrels", "q1"],  # the second time from the cache
+                 ["leaderboard", s, "--qrels", "q1", "-m", "map", "--format", "csv"],
+                 ["compare", s, "--qrels", "q1", "-m", "map", "-m", "P_5"],
+                 ["topic-report", s, "--qrels", "q1"],
+                 ["pool-bias", s, "--qrels", "q1"],
+                 ["export", "run", s, "A", "-o", out / "A.run"],
+                 ["export", "qrels", s, "--qrels", "q1", "-o", out / "q1.qrels"],
+                 ["export", "pool", s, "--round", "r1", "-o", out / "pool.tsv"],
+                 ["export", "judgments", s, "-o", out / "history.csv"],
+                 ["organisers", "add", s, "zed"],
+                 ["assessors", "add", s, "cy"],
+                 ["topics", "subset", s, "first", "1"],
+                 ["pool", s, "--round", "r2", "--strategy", "depth", "--depth", "2"],
+                 ["batch", "export", s, "--round", "r1", "--assessor", "ann", "-o", out / "batch.csv"]):
+        pooling(*args)
+    assert (out / "A.run").read_text().startswith("1 Q0 d1 1 9")
+    with open(out / "batch.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))[:2]
+    with open(out / "judged.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows([{**r, "grade": "1"} for r in rows])
+    assert "2 judgment(s) stored" in pooling("batch", "import", s, "--round", "r1", "--assessor", "ann",
+                                            out / "judged.csv").stdout
+    # The pages see what the CLI did: ann's batch judgments, a new assessor's new round.
+    ann, _ = assessor(server, campaign.tokens["ann"])
+    first_two = {r["doc_id"] for r in rows}
+    shown = re.search(r'data-doc-id="([^"]+)"', ann.get("/rounds/r1/topics/1").text).group(1)
+    assert shown not in first_two  # the next document to judge skips what the batch judged
+    token = next(line for line in pooling("assessors", "add", s, "dee").stdout.splitlines()
+                 if "token" in line).split()[-1]
+    pooling("assign", s, "--round", "r2", "--assessors", "dee")
+    dee, _ = assessor(server, token)
+    assert "r2" in dee.get("/").text
+    server.stop()
+    with Store(campaign.path, read_only=True) as st:
+        assert st.one("n", "SELECT count(*) FROM judgments WHERE assessor_id = 'ann'") == (2,)
+        assert st.one("n", "SELECT count(*) FROM topic_subsets WHERE name = 'first'") == (1,)
+        assert st.one("n", "SELECT count(*) FROM eval_results WHERE qrels_version = 'q1'")[0] > 0
