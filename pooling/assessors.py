@@ -46,7 +46,8 @@ def add_assessor(
     token = secrets.token_urlsafe(24)
     with store.transaction() as con:
         con.execute(
-            "INSERT INTO assessors VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO assessors (assessor_id, name, contact, role, token_sha256, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
             [assessor_id, name, contact, role, hash_token(token), utcnow()],
         )
     return NewAssessor(assessor_id, name, role, token)

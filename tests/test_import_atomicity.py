@@ -610,13 +610,14 @@ def test_store_held_by_another_process(base_store, inputs, tmp_path):
             assert_refused(run_pooling(*args), f"pid {pid}", "open in another process",
                            "stop it", "try again")
 
-        # Held by `pooling serve` (it leaves <store>.server.json beside the store).
+        # Held by `pooling serve` (it leaves <store>.server.json beside the store): without
+        # organiser credentials the command names the server and says how to get them.
         server_file = path.with_name(path.name + ".server.json")
         server_file.write_text(json.dumps({"pid": holder.pid, "url": "http://127.0.0.1:8000"}))
         for args in (["info", path], ["import", "runs", path, inputs / "g1.txt"],
                      ["import", "qrels", path, inputs / "qrels_new.txt"]):
             assert_refused(run_pooling(*args), "pooling serve", f"pid {pid}",
-                           "http://127.0.0.1:8000", "stop the server")
+                           "http://127.0.0.1:8000", "organiser credentials", "--token")
     finally:
         holder.kill()
         holder.wait(timeout=10)

@@ -85,7 +85,8 @@ def save_qrels(
         faults.rows_written(table.num_rows)
         store.sql(
             "record qrels version",
-            "INSERT INTO qrels_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO qrels_versions (name, created_at, method, source, sha256, grades, "
+            "relevance_level, n_rows, n_topics, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [name, utcnow(), method, source, sha256, scale, relevance_level, table.num_rows,
              n_topics, json.dumps(params) if params else None],
         )

@@ -87,6 +87,29 @@ MIGRATIONS: list[list[str]] = [
         # was applied ({"topic_map": {...}}), the ir_datasets id it came from, format options.
         "ALTER TABLE imports ADD COLUMN details VARCHAR",
     ],
+    [
+        # Automatic judges are assessors of kind 'model' (people are 'person'): the backend,
+        # model name, prompt text and its sha256, and parameters (JSON) are their identity.
+        "ALTER TABLE assessors ADD COLUMN kind VARCHAR DEFAULT 'person'",
+        "ALTER TABLE assessors ADD COLUMN backend VARCHAR",
+        "ALTER TABLE assessors ADD COLUMN model VARCHAR",
+        "ALTER TABLE assessors ADD COLUMN prompt VARCHAR",
+        "ALTER TABLE assessors ADD COLUMN prompt_sha256 VARCHAR",
+        "ALTER TABLE assessors ADD COLUMN params VARCHAR",
+        # A judge's confidence in its grade (probability of relevance) and its raw answer.
+        "ALTER TABLE judgments ADD COLUMN probability DOUBLE",
+        "ALTER TABLE judgments ADD COLUMN rationale VARCHAR",
+        # Which judges' judgments a qrels version was made from.
+        "ALTER TABLE qrels_versions ADD COLUMN judges VARCHAR[]",
+        # Every call a judge made: the answer cache (by model, prompt hash, query_id, doc_id),
+        # failures with the text that could not be read, and token usage.
+        """CREATE TABLE judge_calls (
+            judge_id VARCHAR NOT NULL, model VARCHAR, prompt_sha256 VARCHAR,
+            query_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL, status VARCHAR NOT NULL,
+            grade BIGINT, probability DOUBLE, answer VARCHAR, error VARCHAR,
+            prompt_tokens BIGINT, completion_tokens BIGINT, seconds DOUBLE,
+            called_at TIMESTAMP NOT NULL)""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -95,5 +118,5 @@ SCHEMA_VERSION = len(MIGRATIONS)
 DATA_TABLES = [
     "topics", "documents", "imports", "runs", "run_results", "qrels_versions", "qrels",
     "topic_subsets", "assessors", "rounds", "pool_entries", "judgments", "assignments",
-    "eval_results",
+    "eval_results", "judge_calls",
 ]
