@@ -113,10 +113,19 @@ def import_qrels(
     store: StoreArg,
     file: Annotated[Path, typer.Argument(help="TREC qrels file: query_id iter doc_id relevance.")],
     name: Annotated[str | None, typer.Option(help="Name of the new qrels version.")] = None,
+    format: Annotated[str, typer.Option(
+        help="trec, or smart (a SMART relevance file: query doc grade, as Cranfield's cranqrel).")] = "trec",
+    grades: Annotated[str, typer.Option(
+        help="SMART grades: cranfield (1..4 best first become 4..1, -1 becomes 0), binary "
+             "(every listed pair relevant) or as-is.")] = "cranfield",
+    topic_map: TopicMapOpt = None,
 ) -> None:
     """Import a qrels file as a new, immutable qrels version."""
+    from pooling.formats.topic_map import read_topic_map
+
+    mapping = read_topic_map(topic_map) if topic_map is not None else None
     with Store(store) as s:
-        r = s.import_qrels(file, name=name)
+        r = s.import_qrels(file, name=name, format=format, grades=grades, topic_map=mapping)
     if r.status == "imported":
         out.print(f"{file}: imported qrels version {r.name} ({r.n_topics} topics, {r.n_rows} "
                   f"judgments, grades {', '.join(map(str, r.grades))})", highlight=False)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pooling.errors import FormatError, Problem
-from pooling.formats import jsonl, letor, trec_docs, trec_topics, tsv
+from pooling.formats import jsonl, letor, smart, trec_docs, trec_topics, tsv
 from pooling.formats.source import GZIP_MAGIC, PathLike, display_name
 
 SNIFF_BYTES = 1 << 16
@@ -64,6 +64,10 @@ def _looks_tsv(head: str) -> bool:
     return "\t" in first and not first.startswith(("<", "{"))
 
 
+def _looks_smart(head: str) -> bool:
+    return re.match(r"\.I\s+\S+$", _first_line(head)) is not None
+
+
 def _looks_letor(head: str) -> bool:
     return re.match(r"\S+\s+qid:\S", _first_line(head)) is not None
 
@@ -82,6 +86,11 @@ register(Reader(
     tsv.read_tsv_topics, (".tsv",), _looks_tsv,
 ))  # fmt: skip
 register(Reader(
+    "topics", "smart", "SMART queries (.I id, .W text): numbered 1..N by position, as SMART "
+    "relevance files count them; the .I id kept as extra smart_id",
+    smart.read_smart_topics, (".qry",), _looks_smart,
+))  # fmt: skip
+register(Reader(
     "documents", "trec", "TREC SGML: <DOC> <DOCNO> ... <TEXT> ... </DOC>",
     trec_docs.read_trec_documents, (".sgml", ".sgm", ".xml", ".trec"),
     lambda head: re.search(r"<DOC(?:\s[^<>]*)?>", head, re.IGNORECASE) is not None,
@@ -94,6 +103,10 @@ register(Reader(
 register(Reader(
     "documents", "tsv", "doc_id<TAB>text or doc_id<TAB>title<TAB>text, no header",
     tsv.read_tsv_documents, (".tsv",), _looks_tsv, tsv.iter_tsv_documents,
+))  # fmt: skip
+register(Reader(
+    "documents", "smart", "SMART records: .I id, .T title, .A authors, .B source, .W text",
+    smart.read_smart_documents, (".all",), _looks_smart, smart.iter_smart_documents,
 ))  # fmt: skip
 register(Reader(
     "qrels", "letor", "LETOR/SVMlight: label qid:Q 1:v 2:v ... # docid = D (labels as grades)",

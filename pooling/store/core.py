@@ -192,7 +192,7 @@ class Store:
         from pooling.store.qrels import import_qrels_file, save_qrels
 
         if isinstance(qrels, (str, os.PathLike)) and not str(qrels).endswith((".parquet", ".csv")):
-            return import_qrels_file(self, qrels, name=name)
+            return import_qrels_file(self, qrels, name=name, **options)
         if name is None:
             if is_table_like(qrels):
                 raise StoreError("give a name for a qrels version made from a table")

@@ -13,6 +13,7 @@ import pyarrow as pa
 from pooling import faults
 from pooling.errors import StoreError
 from pooling.formats.source import display_name
+from pooling.formats.topic_map import TopicMap, details_json
 from pooling.formats.trec_qrels import check_unique_judgments, parse_trec_qrels, write_trec_qrels
 from pooling.store.core import Store, utcnow
 
@@ -28,8 +29,15 @@ class QrelsImport:
     grades: tuple[int, ...] = ()
 
 
-def import_qrels_file(store: Store, path: str | Path, *, name: str | None = None) -> QrelsImport:
-    """Import a TREC qrels file as a new version (default name: the file name without suffixes)."""
+def import_qrels_file(
+    store: Store, path: str | Path, *, name: str | None = None, format: str = "trec",
+    grades: str = "cranfield", topic_map: TopicMap | None = None,
+) -> QrelsImport:
+    """Import a qrels file as a new version (default name: the file name without suffixes).
+
+    format: 'trec' (query_id iter doc_id relevance) or 'smart' (a SMART relevance file, with
+    `grades` mapping: cranfield, binary or as-is). A topic map is applied and recorded.
+    """
     raw = Path(path).read_bytes()
     sha = hashlib.sha256(raw).hexdigest()
     done = store.one(
@@ -39,9 +47,23 @@ def import_qrels_file(store: Store, path: str | Path, *, name: str | None = None
         return QrelsImport(done[0], "already imported")
     from pooling.formats.source import gunzip_if_needed
 
-    table = parse_trec_qrels(gunzip_if_needed(raw), display_name(path))
+    if format == "smart":
+        from pooling.formats.smart import read_smart_qrels
+
+        table = read_smart_qrels(path, grades)  # type: ignore[arg-type]
+    elif format == "trec":
+        table = parse_trec_qrels(gunzip_if_needed(raw), display_name(path))
+    else:
+        raise StoreError(f"unknown qrels format {format!r}; use trec or smart")
+    used: dict[str, str] = {}
+    if topic_map is not None:
+        table, used = topic_map.apply(table)
     version = name or Path(path).name.split(".")[0]
-    return save_qrels(store, table, version, method="imported", source=display_name(path), sha256=sha)
+    details = details_json(format=format if format != "trec" else None,
+                           grades=grades if format == "smart" else None,
+                           topic_map=topic_map.record(used) if topic_map and used else None)
+    return save_qrels(store, table, version, method="imported", source=display_name(path), sha256=sha,
+                      details=details)
 
 
 def save_qrels(
@@ -55,6 +77,7 @@ def save_qrels(
     grades: list[int] | None = None,
     relevance_level: int = 1,
     params: dict[str, Any] | None = None,
+    details: str | None = None,
 ) -> QrelsImport:
     """Store a qrels table as a new immutable version; the name must be new."""
     if store.one("find qrels", "SELECT 1 FROM qrels_versions WHERE name = ?", [name]):
@@ -90,8 +113,9 @@ def save_qrels(
             [name, utcnow(), method, source, sha256, scale, relevance_level, table.num_rows,
              n_topics, json.dumps(params) if params else None],
         )
-        store.sql("record import", "INSERT INTO imports (sha256, kind, source, target, imported_at) VALUES (?, 'qrels', ?, ?, ?)",
-                  [sha256, source, name, utcnow()])
+        store.sql("record import",
+                  "INSERT INTO imports (sha256, kind, source, target, imported_at, details) "
+                  "VALUES (?, 'qrels', ?, ?, ?, ?)", [sha256, source, name, utcnow(), details])
     return QrelsImport(name, "imported", table.num_rows, n_topics, tuple(scale))
 
 

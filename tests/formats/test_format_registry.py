@@ -70,4 +70,4 @@ def test_every_registered_reader_declares_a_description_and_a_way_to_be_sniffed(
     for (kind, name), reader in READERS.items():
         assert (reader.kind, reader.name) == (kind, name)
         assert reader.description and reader.sniff is not None
-    assert formats_of("documents") == ["trec", "jsonl", "tsv"]
+    assert formats_of("documents") == ["trec", "jsonl", "tsv", "smart"]
