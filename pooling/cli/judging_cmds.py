@@ -45,7 +45,8 @@ def _params(items: list[str]) -> dict[str, str]:
 def pool(
     store: StoreArg,
     round: RoundOpt,
-    strategy: Annotated[str, typer.Option(help="Pooling strategy (see `pooling strategies`).")] = "depth",
+    strategy: Annotated[str | None, typer.Option(
+        help="Pooling strategy (see `pooling strategies`; default: the one marked there).")] = None,
     depth: Annotated[int | None, typer.Option(help="Documents per run (candidates; depth's k).")] = None,
     budget: Annotated[int | None, typer.Option(help="Judgments per topic.")] = None,
     total_budget: Annotated[int | None, typer.Option(help="Judgments in the whole round.")] = None,
@@ -60,7 +61,9 @@ def pool(
 ) -> None:
     """Create a judging round: pool the runs with a strategy and store its queue."""
     from pooling.rounds import create_round
+    from pooling.strategies import DEFAULT_STRATEGY
 
+    strategy = strategy or DEFAULT_STRATEGY
     strategy_params = _params(param)
     if depth is not None and strategy == "depth":
         strategy_params["depth"] = str(depth)
@@ -82,13 +85,16 @@ def pool(
 @app.command("strategies")
 def strategies() -> None:
     """List the pooling strategies and their parameters."""
-    from pooling.strategies import REGISTRY
+    from pooling.strategies import DEFAULT_STRATEGY, DEFAULT_WHY, REGISTRY
 
     table = Table("strategy", "kind", "parameters", "what")
     for name, cls in sorted(REGISTRY.items()):
         params = ", ".join(f"{p.name}={p.default}" for p in cls.params)
-        table.add_row(name, "adaptive" if cls.adaptive else "static", params, cls.summary)
+        label = f"{name} (default)" if name == DEFAULT_STRATEGY else name
+        table.add_row(label, "adaptive" if cls.adaptive else "static", params, cls.summary)
     out.print(table)
+    out.print(f"(default) is what `pooling pool` uses without --strategy: {DEFAULT_WHY}",
+              highlight=False, soft_wrap=True)
 
 
 def _add_person(store: Path, name: str, contact: str | None, role: str) -> None:

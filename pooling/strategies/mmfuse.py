@@ -30,11 +30,18 @@ from pooling.strategies.indexed import IndexedSelector
 
 class MMFuseSelector(IndexedSelector):
     def __init__(
-        self, topic: TopicRuns, prior_mean: float, strength: float, power: float, flatten: float
+        self, topic: TopicRuns, prior_mean: float, strength: float, power: float, flatten: float,
+        votes: str = "ap", k: float = 60.0, mix: float = 0.5,
     ):
         super().__init__(topic)
         self.prior = prior_matrix(self.topic_index)  # what a judgment teaches each run
-        self.fusion = self.prior**flatten  # how much each run votes for each document
+        # How much each run votes for each document: its AP rank prior ** flatten, RRF's
+        # 1 / (k + rank), or a mix of the two (each scaled to 1 at rank 1).
+        ranks = self.topic_index.ranks
+        rrf = np.where(ranks > 0, (k + 1.0) / (k + ranks), 0.0)
+        ap = self.prior**flatten
+        ap = ap / max(float(ap.max()), 1e-300)
+        self.fusion = rrf if votes == "rrf" else ap if votes == "ap" else (1 - mix) * ap + mix * rrf
         self.open = np.ones(self.topic_index.n_docs, dtype=bool)
         self.relevant_mass = np.zeros(self.topic_index.n_runs)
         self.judged_mass = np.zeros(self.topic_index.n_runs)
@@ -72,6 +79,10 @@ class MMFuse(Strategy):
         Param("strength", float, 4.0, "weight of that prior, in judged-document units"),
         Param("power", float, 24.0, "sharpening: run weights are quality ** power"),
         Param("flatten", float, 0.6, "fusion prior exponent b: documents get rank prior ** b"),
+        Param("votes", str, "ap", "a run's vote for a document: ap (its AP rank prior ** flatten), "
+              "rrf (1 / (k + rank)) or mix (both, each 1 at rank 1, RRF weighted by mix)"),
+        Param("k", float, 60.0, "the RRF constant of votes=rrf or mix"),
+        Param("mix", float, 0.5, "votes=mix: the RRF vote's share"),
     )
 
     def selector(self, topic: TopicRuns, seed: int) -> Selector:
@@ -81,9 +92,35 @@ class MMFuse(Strategy):
             or o["strength"] <= 0
             or o["power"] <= 0
             or o["flatten"] <= 0
+            or o["votes"] not in ("ap", "rrf", "mix")
+            or o["k"] < 0
+            or not 0.0 <= o["mix"] <= 1.0
         ):
             raise StrategyError(
-                "mmfuse needs 0 < prior_mean < 1 and strength, power and flatten > 0; "
-                f"got {o['prior_mean']}, {o['strength']}, {o['power']}, {o['flatten']}"
+                f"{self.name} needs 0 < prior_mean < 1, strength, power and flatten > 0, votes "
+                "ap, rrf or mix, k >= 0 and 0 <= mix <= 1; got "
+                f"{o['prior_mean']}, {o['strength']}, {o['power']}, {o['flatten']}, {o['votes']}, "
+                f"{o['k']}, {o['mix']}"
             )
-        return MMFuseSelector(topic, o["prior_mean"], o["strength"], o["power"], o["flatten"])
+        return MMFuseSelector(topic, o["prior_mean"], o["strength"], o["power"], o["flatten"],
+                              o["votes"], o["k"], o["mix"])
+
+
+@register
+class MixFuse(MMFuse):
+    """mmfuse whose runs vote with a mix of the AP rank prior (top-heavy: what wins where the
+    runs differ) and RRF (flat: consensus, what wins where they agree), with parameters chosen
+    across collections (scripts/tune_default.py), not on one."""
+
+    name = "mixfuse"
+    summary = ("mmfuse with votes mixing the AP rank prior and RRF; parameters chosen across "
+               "collections")
+    params = (
+        Param("prior_mean", float, 0.2, "prior precision of a run, before any judgment"),
+        Param("strength", float, 4.0, "weight of that prior, in judged-document units"),
+        Param("power", float, 8.0, "sharpening: run weights are quality ** power"),
+        Param("flatten", float, 1.0, "the AP vote's exponent: rank prior ** flatten"),
+        Param("votes", str, "mix", "ap, rrf or mix (as mmfuse)"),
+        Param("k", float, 10.0, "the RRF constant"),
+        Param("mix", float, 0.7, "the RRF vote's share"),
+    )
