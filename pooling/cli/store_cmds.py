@@ -22,6 +22,7 @@ from pooling.cli.run_options import (
     print_notes,
     run_reading,
 )
+from pooling.errors import StoreError
 from pooling.progress import terminal_progress
 from pooling.store import Store
 from pooling.store.ir_datasets import DocsMode, IrDatasetImport
@@ -53,12 +54,26 @@ def init(store: StoreArg) -> None:
 def import_topics(
     store: StoreArg,
     files: FilesArg,
-    format: Annotated[str | None, typer.Option(help="trec, tsv or jsonl (default: guessed).")] = None,
+    format: Annotated[str | None, typer.Option(
+        help="trec, clef, ntcir, trec-web, smart, jsonl or tsv (default: guessed from the file).")] = None,
+    language: Annotated[str | None, typer.Option(
+        help="CLEF topics: the language of the title (default en, else the topic's first).")] = None,
+    field: Annotated[list[str], typer.Option(
+        help="JSONL topics: canonical=key, e.g. query_id=qid or title=query (repeatable).")] = [],  # noqa: B006
 ) -> None:
-    """Import topics (TREC SGML, TSV query_id<TAB>text, or JSONL)."""
+    """Import topics: TREC SGML, CLEF XML, NTCIR XML, TREC Web XML, SMART queries, JSONL or TSV
+    query_id<TAB>text. SMART queries are numbered 1..N as SMART relevance files count them."""
+    fields = None
+    if field:
+        fields = {}
+        for item in field:
+            column, eq, key = item.partition("=")
+            if not eq or not column.strip() or not key.strip():
+                raise StoreError(f"--field takes canonical=key (e.g. query_id=qid), got {item!r}")
+            fields[column.strip()] = key.strip()
     with Store(store) as s:
         for f in files:
-            r = s.import_topics(f, format=format)
+            r = s.import_topics(f, format=format, language=language, fields=fields)
             out.print(f"{r.source}: {r.status}, {r.added} new topic(s), {r.unchanged} unchanged",
                       highlight=False)
 

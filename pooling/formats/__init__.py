@@ -18,7 +18,17 @@ from pathlib import Path
 import pyarrow as pa
 
 from pooling.errors import FormatError, Problem
-from pooling.formats import jsonl, letor, smart, trec_docs, trec_topics, tsv
+from pooling.formats import (
+    clef_xml,
+    jsonl,
+    letor,
+    ntcir,
+    smart,
+    trec_docs,
+    trec_topics,
+    trec_web,
+    tsv,
+)
 from pooling.formats.source import GZIP_MAGIC, PathLike, display_name
 
 SNIFF_BYTES = 1 << 16
@@ -32,6 +42,7 @@ class Reader:
     extensions:  file name endings (lower case, after removing `.gz`) that mean this format.
     sniff:       True when the first ~64 KiB of text look like this format.
     iter_batches: optional streaming variant (path, batch_size) → record batches.
+    options:     keyword options `read` takes (e.g. a language, a field mapping).
     """
 
     kind: str
@@ -41,6 +52,7 @@ class Reader:
     extensions: tuple[str, ...] = ()
     sniff: Callable[[str], bool] | None = None
     iter_batches: Callable[[PathLike, int], Iterator[pa.RecordBatch]] | None = None
+    options: tuple[str, ...] = ()
 
 
 READERS: dict[tuple[str, str], Reader] = {}
@@ -78,8 +90,27 @@ register(Reader(
     lambda head: re.search(r"<top>", head, re.IGNORECASE) is not None,
 ))  # fmt: skip
 register(Reader(
-    "topics", "jsonl", "JSON Lines: query_id|qid|id|_id, title|query|text, description, narrative",
-    jsonl.read_jsonl_topics, (".jsonl", ".ndjson"), _looks_jsonl,
+    "topics", "clef", "CLEF XML: <queries><query><id>…</id><en>…</en><fr>…</fr></query></queries> "
+    "(title in the chosen --language, the others in extra)",
+    clef_xml.read_clef_topics, (".xml",),
+    lambda head: re.search(r"<queries[\s>]|<query>\s*<id>|<topic>\s*<identifier>", head) is not None,
+    options=("language",),
+))  # fmt: skip
+register(Reader(
+    "topics", "ntcir", "NTCIR XML: <TOPIC><NUM>…</NUM><TITLE>…</TITLE><DESC>…</DESC><NARR>…</NARR>",
+    ntcir.read_ntcir_topics, (".xml",),
+    lambda head: re.search(r"<TOPIC[\s>]", head) is not None and re.search(r"<NUM>", head, re.I) is not None,
+))  # fmt: skip
+register(Reader(
+    "topics", "trec-web", 'TREC Web/Session XML: <topic number="…" type="…"><query>…<description>…'
+    "<subtopic>… (type and subtopics in extra)",
+    trec_web.read_trec_web_topics, (".xml",),
+    lambda head: re.search(r"<topic\s+number=", head) is not None,
+))  # fmt: skip
+register(Reader(
+    "topics", "jsonl", "JSON Lines: query_id|qid|id|_id, title|query|text, description, narrative "
+    "(or any field names with --field canonical=key)",
+    jsonl.read_jsonl_topics, (".jsonl", ".ndjson"), _looks_jsonl, options=("fields",),
 ))  # fmt: skip
 register(Reader(
     "topics", "tsv", "query_id<TAB>text, no header",
@@ -151,14 +182,27 @@ def reader_for(kind: str, path: PathLike, format: str | None = None) -> Reader:
     )
 
 
-def read_table(kind: str, path: PathLike, format: str | None = None) -> pa.Table:
-    """Read a file of `kind` into its canonical table (see `reader_for` for the choice)."""
-    return reader_for(kind, path, format).read(path)
+def read_table(kind: str, path: PathLike, format: str | None = None, **options: object) -> pa.Table:
+    """Read a file of `kind` into its canonical table (see `reader_for` for the choice);
+    `options` go to readers that take them (options set to None are not passed)."""
+    reader = reader_for(kind, path, format)
+    given = {k: v for k, v in options.items() if v is not None}
+    unknown = sorted(set(given) - set(reader.options))
+    if unknown:
+        takes = ", ".join(reader.options) or "none"
+        raise FormatError(
+            [Problem(display_name(path), None,
+                     f"the {reader.name} {kind} format takes no option {', '.join(unknown)} (it takes: {takes})")],
+            hint="Drop the option, or name the format it is for with --format.",
+        )
+    return reader.read(path, **given)
 
 
-def read_topics(path: PathLike, format: str | None = None) -> pa.Table:
-    """Topics as TOPICS_SCHEMA: query_id, title, description, narrative, extra (JSON text)."""
-    return read_table("topics", path, format)
+def read_topics(path: PathLike, format: str | None = None, **options: object) -> pa.Table:
+    """Topics as TOPICS_SCHEMA: query_id, title, description, narrative, extra (JSON text).
+
+    Options: language (clef), fields (jsonl: {canonical column: the file's key})."""
+    return read_table("topics", path, format, **options)
 
 
 def read_documents(path: PathLike, format: str | None = None) -> pa.Table:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from pooling.errors import FormatError, Problem
 from pooling.formats.common import (
     DEFAULT_BATCH_SIZE,
     FirstSeen,
@@ -54,10 +55,20 @@ DOCUMENTS_HINT = (
 )
 
 
-def read_jsonl_topics(path: PathLike) -> pa.Table:
-    """Read a topics JSONL file into a table of TOPICS_SCHEMA, in file order."""
+def read_jsonl_topics(path: PathLike, fields: Mapping[str, str] | None = None) -> pa.Table:
+    """Read a topics JSONL file into a table of TOPICS_SCHEMA, in file order.
+
+    fields: {canonical column: the file's key}, e.g. {"query_id": "qid", "title": "query"}
+    for a track's own names; a mapped key wins over the built-in aliases.
+    """
     log = ProblemLog(display_name(path))
-    rows = list(_rows(path, log, TOPIC_KEYS, required=("title",), what="topic"))
+    keys = dict(TOPIC_KEYS)
+    for column, key in (fields or {}).items():
+        if column not in TOPIC_KEYS:
+            raise FormatError([Problem(display_name(path), None, f"--field names an unknown column {column!r}")],
+                              hint=f"Map one of: {', '.join(TOPIC_KEYS)} (as canonical=key).")
+        keys[column] = (key, *(k for k in TOPIC_KEYS[column] if k != key))
+    rows = list(_rows(path, log, keys, required=("title",), what="topic"))
     log.raise_if_any(TOPICS_HINT)
     return pa.Table.from_pylist(rows, schema=TOPICS_SCHEMA)
 

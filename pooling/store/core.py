@@ -201,10 +201,11 @@ class Store:
         return save_qrels(self, qrels_from_any(qrels), name, method="imported", source=source,
                           **options)
 
-    def import_topics(self, path, format: str | None = None):
+    def import_topics(self, path, format: str | None = None, **options):
+        """Import topics (format sniffed unless given); options as `pooling.formats.read_topics`."""
         from pooling.store.texts import import_topics
 
-        return import_topics(self, path, format=format)
+        return import_topics(self, path, format=format, **options)
 
     def import_documents(self, path, format: str | None = None, progress=None):
         from pooling.store.texts import import_documents

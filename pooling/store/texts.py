@@ -32,9 +32,10 @@ class TextImport:
     unchanged: int = 0
 
 
-def import_topics(store: Store, path: str | Path, *, format: str | None = None) -> TextImport:
+def import_topics(store: Store, path: str | Path, *, format: str | None = None,
+                  **options: object) -> TextImport:
     """Add the topics of a file (TREC SGML, TSV or JSONL) to the store."""
-    return _import(store, "topics", path, lambda: iter([read_topics(path, format)]), NoProgress())
+    return _import(store, "topics", path, lambda: iter([read_topics(path, format, **options)]), NoProgress())
 
 
 def import_documents(

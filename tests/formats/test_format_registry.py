@@ -49,7 +49,7 @@ def test_a_given_format_overrides_sniffing(make_file):
 
 def test_an_unknown_format_name_lists_the_known_ones(make_file):
     with pytest.raises(
-        FormatError, match="unknown topics format 'csv'\nUse one of: trec, jsonl, tsv"
+        FormatError, match="unknown topics format 'csv'\nUse one of: trec, clef, ntcir, trec-web, jsonl, tsv, smart"
     ):
         read_topics(make_file("q.csv", "1,bears\n"), format="csv")
 
