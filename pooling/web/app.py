@@ -57,11 +57,20 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        dynamic = not scope["path"].startswith("/static/")
+        root = scope.get("root_path", "").encode()
+        dynamic = b"/static/" not in scope["path"].encode()[: len(root) + 8]
+        secure = scope.get("scheme") == "https"  # directly, or said by a trusted proxy
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = list(message.get("headers", [])) + SECURITY_HEADERS
+                headers = []
+                for name, value in message.get("headers", []):
+                    if name == b"location" and root and value.startswith(b"/") and not value.startswith(root + b"/"):
+                        value = root + value  # redirects stay under the proxy's prefix
+                    elif name == b"set-cookie" and secure and b"; secure" not in value.lower():
+                        value += b"; Secure"
+                    headers.append((name, value))
+                headers += SECURITY_HEADERS
                 if dynamic:
                     headers.append((b"cache-control", b"no-store"))
                 message = {**message, "headers": headers}
@@ -107,10 +116,19 @@ class PoolingApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         root = scope.get("root_path", "")
-        if scope["type"] == "http" and scope["path"].startswith(f"{root}/{API_PREFIX}/"):
+        path = scope.get("path", "")
+        if root and (path.startswith(root + root + "/") or path == root + root):
+            # uvicorn puts root_path before the path it received, assuming the proxy stripped
+            # the prefix; a proxy that keeps it (nginx's proxy_pass without a URI) doubles it.
+            scope = {**scope, "path": path[len(root):]}
+            path = scope["path"]
+        elif root and not path.startswith(root + "/") and path != root:
+            scope = {**scope, "path": root + path}
+            path = scope["path"]
+        if scope["type"] == "http" and path.startswith(f"{root}/{API_PREFIX}/"):
             await self.api({**scope, "root_path": f"{root}/{API_PREFIX}"}, receive, send)
         elif (scope["type"] == "http" and scope["method"] == "POST"
-              and scope["path"].startswith(f"{root}/organiser")):
+              and path.startswith(f"{root}/organiser")):
             try:  # an organiser's change (a round, people, assignments): judging state reloads
                 await self.pages(scope, receive, send)
             finally:

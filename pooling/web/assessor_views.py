@@ -179,7 +179,7 @@ async def judge(request: Request) -> Response:
         raise not_found()
     after = organiser_round_url(round_id) if sess.is_organiser else topic_url(round_id, query_id)
     return JSONResponse({"stored": not outcome.duplicate, "duplicate": outcome.duplicate,
-                         "next": after})
+                         "next": request.scope.get("root_path", "") + after})
 
 
 async def undo(request: Request) -> Response:
@@ -196,4 +196,4 @@ async def undo(request: Request) -> Response:
     if outcome is None:
         raise not_found()
     return JSONResponse({"undone": outcome.doc_id, "duplicate": outcome.duplicate,
-                         "next": doc_url(round_id, query_id, outcome.doc_id)})
+                         "next": request.scope.get("root_path", "") + doc_url(round_id, query_id, outcome.doc_id)})

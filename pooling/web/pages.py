@@ -36,7 +36,10 @@ def make_templates() -> Jinja2Templates:
     )
     env.filters["q"] = lambda value: quote(str(value), safe="")
     env.filters["num"] = _num
-    return Jinja2Templates(env=env)
+    # `root`: the path prefix a reverse proxy serves the app under (`pooling serve
+    # --root-path`), put before every link, form and static file of the pages.
+    return Jinja2Templates(env=env, context_processors=[
+        lambda request: {"root": request.scope.get("root_path", "")}])
 
 
 def _num(value: Any, digits: int = 3) -> str:

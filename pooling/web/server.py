@@ -28,9 +28,17 @@ class ServeError(PoolingError):
 
 def serve(
     store_path: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 8000,
-    on_ready: Callable[[str], None] | None = None,
+    on_ready: Callable[[str], None] | None = None, root_path: str = "",
+    forwarded_allow_ips: str | None = None,
 ) -> None:
-    """Serve the store at http://host:port/ until interrupted (port 0: any free port)."""
+    """Serve the store at http://host:port/ until interrupted (port 0: any free port).
+
+    root_path: the prefix a reverse proxy serves the app under (`/judging`): links, forms and
+    redirects carry it, and requests arrive with it or without it. forwarded_allow_ips: the
+    proxies (comma-separated addresses, or *) whose X-Forwarded-For/-Proto are believed; from
+    anyone else those headers change nothing.
+    """
+    root_path = "/" + root_path.strip("/") if root_path.strip("/") else ""
     try:
         import uvicorn
 
@@ -45,16 +53,21 @@ def serve(
         marker = path.with_name(path.name + SERVER_FILE_SUFFIX)
         token = secrets.token_urlsafe(32)
         _write_private(token_file(path), token + "\n")
-        _write_atomically(marker, json.dumps({"pid": os.getpid(), "url": url}) + "\n")
+        info = {"pid": os.getpid(), "url": url}
+        if root_path:
+            info["root_path"] = root_path
+        _write_atomically(marker, json.dumps(info) + "\n")
         app = create_app(store, server_token=token)
         try:
             # Assessors read for a while between requests: keep their connections open as
             # long as a typical front proxy does (75 s), not uvicorn's default 5 s.
             config = uvicorn.Config(app, log_level="warning", access_log=False,
                                     lifespan="off", timeout_graceful_shutdown=5,
-                                    timeout_keep_alive=75)
+                                    timeout_keep_alive=75, root_path=root_path,
+                                    proxy_headers=bool(forwarded_allow_ips),
+                                    forwarded_allow_ips=forwarded_allow_ips or None)
             if on_ready:
-                on_ready(url)
+                on_ready(url.rstrip("/") + root_path + "/")
             with _stop_on_signals():
                 uvicorn.Server(config).run(sockets=[sock])
         finally:

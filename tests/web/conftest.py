@@ -96,7 +96,8 @@ class Server:
                 self.process.wait()
 
 
-def start_server(store: Path, port: int | None = None, timeout: float = 30.0) -> Server:
+def start_server(store: Path, port: int | None = None, timeout: float = 30.0,
+                 extra_args: tuple[str, ...] = (), probe: str = "login") -> Server:
     """`python -m pooling serve STORE --port PORT` as a subprocess, once it answers HTTP.
 
     Its output goes to `<store>.serve.log`: a pipe nobody reads could fill and stall it.
@@ -105,7 +106,7 @@ def start_server(store: Path, port: int | None = None, timeout: float = 30.0) ->
     log = store.with_name(store.name + ".serve.log")
     with open(log, "a") as fh:
         process = subprocess.Popen(
-            [sys.executable, "-m", "pooling", "serve", str(store), "--port", str(port)],
+            [sys.executable, "-m", "pooling", "serve", str(store), "--port", str(port), *extra_args],
             cwd=REPO_ROOT, stdout=fh, stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
@@ -115,7 +116,7 @@ def start_server(store: Path, port: int | None = None, timeout: float = 30.0) ->
         if process.poll() is not None:
             raise RuntimeError(f"the server exited with {process.returncode}: {log.read_text()}")
         try:
-            if httpx.get(url + "login", timeout=1.0).status_code == 200:
+            if httpx.get(url + probe, timeout=1.0).status_code == 200:
                 return Server(process, url)
         except httpx.HTTPError:
             pass
