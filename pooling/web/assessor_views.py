@@ -37,7 +37,8 @@ async def answer(request: Request, method: str, *args, **kwargs):
     except Miss:
         return await run_in_threadpool(getattr(state, method), *args, **kwargs)
     if isinstance(result, Judgment):
-        written = await asyncio.wrap_future(state.writer.submit_future(result))
+        # Shielded: a client that gives up does not withdraw a judgment already on its way.
+        written = await asyncio.shield(asyncio.wrap_future(state.writer.submit_future(result)))
         return state.stored(result, written)
     return result
 

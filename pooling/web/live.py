@@ -20,7 +20,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections import Counter, OrderedDict
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 
 import duckdb
@@ -110,7 +110,7 @@ class LiveCampaign:
     def __init__(self, gate: StoreGate):
         self.gate = gate
         self._local = threading.local()
-        self.writer = JudgmentWriter(gate)
+        self.writer = JudgmentWriter(gate, on_stored=self._remember)
         self._lock = threading.RLock()
         self._rounds: dict[str, _RoundView | None] = {}
         self._history: dict[tuple[str, str, str], dict[str, list[Event]]] = {}
@@ -318,9 +318,8 @@ class LiveCampaign:
         return self.stored(j, self.writer.submit(j))
 
     def stored(self, j: Judgment, written: Written) -> Stored:
-        """The outcome of a judgment the writer has committed (or found already stored)."""
-        if written.seq is not None:
-            self._remember(j, written.seq)
+        """The outcome of a judgment the writer has committed (or found already stored); the
+        writer has added it to the cached history already."""
         return Stored(j.doc_id, duplicate=written.seq is None)
 
     def undo(self, assessor_id: str, role: str, round_id: str, query_id: str, *,
@@ -349,7 +348,6 @@ class LiveCampaign:
             done = self._store(lambda s: s.one(
                 "find submission", "SELECT doc_id FROM judgments WHERE submission_id = ?", [sid]))
             return Stored(done[0] if done else latest, duplicate=True)
-        self._remember(j, written.seq)
         return Stored(latest, duplicate=False)
 
     def _remember(self, j: Judgment, seq: int) -> None:
@@ -395,7 +393,10 @@ class Written:
 class JudgmentWriter:
     """Appends judgments on its own cursor, many submissions to a commit (module doc)."""
 
-    def __init__(self, gate: StoreGate):
+    def __init__(self, gate: StoreGate, on_stored=None):
+        """on_stored(judgment, seq) is called for each judgment committed, before anyone
+        waiting is told (so the pages' state never lags an acknowledgement)."""
+        self.on_stored = on_stored or (lambda j, seq: None)
         self._cursor: duckdb.DuckDBPyConnection = gate.run_sync(lambda s: s.con.cursor())
         self._queue: queue.Queue[tuple[Judgment, Future] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._loop, name="judgment-writer", daemon=True)
@@ -437,7 +438,10 @@ class JudgmentWriter:
                     stop = True
                     break
                 batch.append(more)
-            self._write(batch)
+            try:
+                self._write(batch)
+            except BaseException as exc:  # noqa: BLE001 - the writer must outlive any batch
+                _settle([f for _, f in batch], exc=exc)
             if stop:
                 return
 
@@ -466,16 +470,33 @@ class JudgmentWriter:
             failed = WriteFailed(
                 f"the judgment could not be stored ({str(exc).splitlines()[0][:200]}); nothing "
                 "was stored: send it again in a moment")
-            for _, future in batch:
-                future.set_exception(failed)
+            _settle([f for _, f in batch], exc=failed)
             return
         self.commits += 1
         self.written += len(seqs)
+        for j in rows:
+            if (j.submission_id or "") in seqs:
+                self.on_stored(j, seqs[j.submission_id or ""])
         claimed: set[str] = set()
         for j, future in batch:
             sid = j.submission_id or ""
             if sid in seqs and sid not in claimed:
                 claimed.add(sid)
-                future.set_result(Written(seqs[sid]))
+                _settle([future], result=Written(seqs[sid]))
             else:
-                future.set_result(Written(None))
+                _settle([future], result=Written(None))
+
+
+def _settle(futures: list[Future], *, result: Written | None = None, exc: BaseException | None = None) -> None:
+    """Give each waiting submission its outcome. A request given up by its client (its future
+    cancelled) is skipped: what was committed stays, and a retry is answered 'duplicate'."""
+    for future in futures:
+        if future.done():
+            continue
+        try:
+            if exc is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+        except InvalidStateError:  # cancelled between the check and the call
+            pass
