@@ -383,7 +383,7 @@ async def organiser(store: Path, late: Path, name: str, delay: float, work: Orga
     """After `delay` seconds, a leaderboard and the import of a big late run, as subprocesses."""
     await asyncio.sleep(delay)
     for label, args in (("leaderboard", ["leaderboard", str(store), "--qrels", "truth", "-m", "map"]),
-                        ("import runs 1000x1000", ["import", "runs", str(store), str(late), "--name", name])):
+                        (f"import runs {late.stem.removeprefix('late-')}", ["import", "runs", str(store), str(late), "--name", name])):
         t0 = time.perf_counter()
         done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "pooling", *args],
                                        capture_output=True, text=True, cwd=ROOT)
@@ -499,12 +499,7 @@ def main() -> None:
         server.wait(timeout=30)
         report(f"crowd ({args.crowd} assessors thinking {args.think} s, {args.crowd_seconds:.0f} s)",
                crowd, elapsed)
-        missing0, twice0, unacked0 = check_store(campaign.path, "crowd", crowd)
-        print(f"  store: {missing0} acknowledged judgments missing (lost), {twice0} stored twice, "
-              f"{unacked0} stored without an acknowledgement")
-        for label, secs, ok, why in work0.done:
-            print(f"  organiser, meanwhile: pooling {label} {'succeeded' if ok else 'FAILED'} in {secs:.1f} s"
-                  + ("" if ok else f": {why}"))
+        missing0, twice0, unacked0 = check_and_say(campaign.path, "crowd", crowd, work0)
         rows.append((f"{args.crowd} assessors, think {args.think} s", crowd, elapsed, 50, 150, None, work0))
 
     # 1. load
@@ -517,12 +512,7 @@ def main() -> None:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
         report(f"load ({args.assessors} concurrent assessors, loopback)", tally, elapsed)
-        missing1, twice, unacked = check_store(campaign.path, "load", tally)
-        print(f"  store: {missing1} acknowledged judgments missing (lost), {twice} stored twice, "
-              f"{unacked} stored without an acknowledgement")
-        for label, secs, ok, why in work1.done:
-            print(f"  organiser, meanwhile: pooling {label} {'succeeded' if ok else 'FAILED'} in {secs:.1f} s"
-                  + ("" if ok else f": {why}"))
+        missing1, twice, unacked = check_and_say(campaign.path, "load", tally, work1)
         rows.append((f"{args.assessors} clients, no think time", tally, elapsed, 100, None, 300, work1))
 
     # 2. SIGKILL mid-load, restart, clients retry with the same submission ids
@@ -565,6 +555,17 @@ def main() -> None:
     if rows:
         print(bounds_table(rows))
     sys.exit(0 if ok else 1)
+
+
+def check_and_say(path: Path, round_id: str, tally: Tally, work: OrganiserWork) -> tuple[int, int, int]:
+    """Check the store after a phase and print it, with the organiser's work meanwhile."""
+    missing, twice, unacked = check_store(path, round_id, tally)
+    print(f"  store: {missing} acknowledged judgments missing (lost), {twice} stored twice, "
+          f"{unacked} stored without an acknowledgement")
+    for label, secs, ok, why in work.done:
+        print(f"  organiser, meanwhile: pooling {label} {'succeeded' if ok else 'FAILED'} in {secs:.1f} s"
+              + ("" if ok else f": {why}"))
+    return missing, twice, unacked
 
 
 def bounds_table(rows: list[tuple]) -> str:

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from pooling.formats.common import ProblemLog, extra_json
 from pooling.formats.source import PathLike, display_name
-from pooling.formats.xml_tree import Node, parse_xml
+from pooling.formats.xml_tree import Node, parse_xml, unique_rows
 from pooling.tables import TOPICS_SCHEMA
 
 HINT = ("Expected CLEF topics like <queries><query><id>151001</id><en>…</en><fr>…</fr></query>"
@@ -29,20 +29,10 @@ def read_clef_topics(path: PathLike, language: str | None = None) -> pa.Table:
     """CLEF XML topics as TOPICS_SCHEMA (see the module docstring); every problem at its line."""
     log = ProblemLog(display_name(path))
     root = parse_xml(path, HINT)
-    rows = []
-    seen: dict[str, int] = {}
     records = [n for n in root.children if n.tag.lower() in ("query", "topic")]
     if not records:
         log.add(root.line, f"<{root.tag}> holds no <query> or <topic> element")
-    for record in records:
-        row = _row(record, language, log)
-        if row is None:
-            continue
-        if row["query_id"] in seen:
-            log.add(record.line, f"duplicate topic id {row['query_id']!r} (first at line {seen[row['query_id']]})")
-            continue
-        seen[row["query_id"]] = record.line
-        rows.append(row)
+    rows = unique_rows(records, lambda record: _row(record, language, log), log, "topic id")
     log.raise_if_any(HINT)
     return pa.Table.from_pylist(rows, schema=TOPICS_SCHEMA)
 

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from pooling.formats.common import ProblemLog, extra_json
 from pooling.formats.source import PathLike, display_name
-from pooling.formats.xml_tree import Node, parse_xml
+from pooling.formats.xml_tree import Node, parse_xml, unique_rows
 from pooling.tables import TOPICS_SCHEMA
 
 HINT = "Expected NTCIR topics like <TOPIC><NUM>0001</NUM><TITLE>…</TITLE><DESC>…</DESC><NARR>…</NARR></TOPIC>."
@@ -25,16 +25,7 @@ def read_ntcir_topics(path: PathLike) -> pa.Table:
     records = [root] if root.tag.lower() == "topic" else [c for c in root.children if c.tag.lower() == "topic"]
     if not records:
         log.add(root.line, f"<{root.tag}> holds no <TOPIC> element")
-    rows, seen = [], {}
-    for record in records:
-        row = _row(record, log)
-        if row is None:
-            continue
-        if row["query_id"] in seen:
-            log.add(record.line, f"duplicate topic number {row['query_id']!r} (first at line {seen[row['query_id']]})")
-            continue
-        seen[row["query_id"]] = record.line
-        rows.append(row)
+    rows = unique_rows(records, lambda record: _row(record, log), log, "topic number")
     log.raise_if_any(HINT)
     return pa.Table.from_pylist(rows, schema=TOPICS_SCHEMA)
 

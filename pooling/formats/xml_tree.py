@@ -6,7 +6,9 @@ element's whole text content (its children's included), whitespace collapsed.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 from xml.parsers import expat
 
 from pooling.errors import FormatError, Problem
@@ -65,3 +67,21 @@ def parse_xml(path: PathLike, hint: str) -> Node:
     if not root:
         raise FormatError([Problem(source, None, "no XML element found")], hint=hint)
     return root[0]
+
+
+def unique_rows(records: Iterable[Node], make_row: Callable[[Node], dict[str, Any] | None],
+                log: Any, what: str) -> list[dict[str, Any]]:
+    """The rows `make_row` gives (None: a problem it logged), each query_id once; a repeat is
+    a problem naming both lines."""
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for record in records:
+        row = make_row(record)
+        if row is None:
+            continue
+        first = seen.setdefault(row["query_id"], record.line)
+        if first != record.line:
+            log.add(record.line, f"duplicate {what} {row['query_id']!r} (first at line {first})")
+            continue
+        rows.append(row)
+    return rows
