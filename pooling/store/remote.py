@@ -148,7 +148,7 @@ class _Http:
                 return self._conn.getresponse()
             except (ConnectionError, http.client.RemoteDisconnected, http.client.CannotSendRequest):
                 self.close()
-                if attempt or method != "POST" or not path.endswith("ping"):
+                if attempt or not path.endswith("ping"):  # only a lease ping is safe to resend
                     raise
         raise AssertionError("unreachable")
 
@@ -264,7 +264,8 @@ class RemoteConnection:
 
     def stream(self, query: str, params: Any, batch_rows: int = 1 << 20,
                many: bool = False) -> pa.RecordBatchReader:
-        """A statement's result as Arrow batches (with `many`, params are already encoded rows)."""
+        """A statement's result as Arrow batches, read whole from the reply so the connection is
+        free for the next statement (with `many`, params are already encoded rows)."""
         body = json.dumps({"sql": query, "params": params if many else encode_params(params),
                            "batch_rows": batch_rows, "many": many})
         with self._http.lock:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 
@@ -253,9 +253,7 @@ class LiveCampaign:
             for q in queries:
                 docs = view.docs_for(assessor_id, "assessor", q) or []
                 mine = self._mine(round_id, assessor_id, q)
-                title = self._topic(q).title
-                judged = Counter(d for d in mine)
-                topics.append(TopicProgress(q, title, len(docs), sum(judged.values()),
+                topics.append(TopicProgress(q, self._topic(q).title, len(docs), len(mine),
                                             self._next(view, assessor_id, docs, mine) is None))
             out.append(RoundProgress(round_id, view.rnd.adaptive, topics))
         return out
