@@ -46,8 +46,8 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pooling.assessors import add_assessor, assign  # noqa: E402
-from pooling.rounds import create_round  # noqa: E402
+from pooling.judging.assessors import add_assessor, assign  # noqa: E402
+from pooling.judging.rounds import create_round  # noqa: E402
 from pooling.store import Store  # noqa: E402
 
 DOC_ID = re.compile(r'data-doc-id="([^"]+)"')

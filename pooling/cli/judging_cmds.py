@@ -60,7 +60,7 @@ def pool(
     param: Annotated[list[str], typer.Option(help="Strategy parameter key=value (repeatable).")] = [],  # noqa: B006
 ) -> None:
     """Create a judging round: pool the runs with a strategy and store its queue."""
-    from pooling.rounds import create_round
+    from pooling.judging.rounds import create_round
     from pooling.strategies import DEFAULT_STRATEGY
 
     strategy = strategy or DEFAULT_STRATEGY
@@ -98,7 +98,7 @@ def strategies() -> None:
 
 
 def _add_person(store: Path, name: str, contact: str | None, role: str) -> None:
-    from pooling.assessors import add_assessor
+    from pooling.judging.assessors import add_assessor
 
     with Store(store) as s:
         new = add_assessor(s, name, contact=contact, role=role)
@@ -129,7 +129,7 @@ def assign(
     seed: Annotated[int, typer.Option(help="Seed for choosing overlap documents.")] = 0,
 ) -> None:
     """Give each topic of a round to an assessor, with an overlap sample for agreement."""
-    from pooling.assessors import assign as do_assign
+    from pooling.judging.assessors import assign as do_assign
 
     with Store(store) as s:
         counts = do_assign(s, round, [a.strip() for a in assessors.split(",")], overlap=overlap, seed=seed)
@@ -144,7 +144,7 @@ def batch_export(
     output: Annotated[Path, typer.Option("-o", "--output", help="File (.csv or .jsonl).")],
 ) -> None:
     """Export an assessor's unjudged items with topic and document text."""
-    from pooling.judgments import export_batch
+    from pooling.judging.judgments import export_batch
 
     with Store(store, read_only=True) as s:
         n = export_batch(s, round, assessor, output)
@@ -158,7 +158,7 @@ def batch_import(
     file: Annotated[Path, typer.Argument(help="The judged batch (.csv or .jsonl).")],
 ) -> None:
     """Import a judged batch: all rows or none; blank grades are skipped."""
-    from pooling.judgments import import_batch
+    from pooling.judging.judgments import import_batch
 
     with Store(store) as s:
         stored, dup = import_batch(s, round, assessor, file)
@@ -175,7 +175,7 @@ def qrels_derive(
     relevance_level: Annotated[int, typer.Option("-l", "--relevance-level", help="Lowest relevant grade.")] = 1,
 ) -> None:
     """Derive a new qrels version from the judgments by an explicit rule."""
-    from pooling.derive import derive_qrels
+    from pooling.judging.rules import derive_qrels
 
     with Store(store) as s:
         r = derive_qrels(s, rule, name, round_id=round, tie=tie, relevance_level=relevance_level)
@@ -189,7 +189,7 @@ def qrels_adjudication(
     round: Annotated[str | None, typer.Option("--round", help="Only this round.")] = None,
 ) -> None:
     """List the pairs on which assessors disagree (the adjudication queue)."""
-    from pooling.derive import adjudication_queue
+    from pooling.judging.rules import adjudication_queue
 
     with Store(store, read_only=True) as s:
         queue = adjudication_queue(s, round)
@@ -205,7 +205,7 @@ def export_pool(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="File (default: stdout).")] = None,
 ) -> None:
     """Write a round's pool as TSV: query_id, doc_id, position."""
-    from pooling.rounds import export_pool as do_export
+    from pooling.judging.rounds import export_pool as do_export
 
     with Store(store, read_only=True) as s:
         n = do_export(s, round, output if output else sys.stdout)
@@ -219,7 +219,7 @@ def export_judgments(
     output: Annotated[Path, typer.Option("-o", "--output", help="File (.csv or .parquet).")],
 ) -> None:
     """Write the full judgment history (every judgment and retraction, in order)."""
-    from pooling.judgments import export_history
+    from pooling.judging.judgments import export_history
 
     with Store(store, read_only=True) as s:
         n = export_history(s, output)
@@ -233,7 +233,7 @@ def agreement(
     threshold: Annotated[int, typer.Option(help="Lowest grade counted relevant (for overlap).")] = 1,
 ) -> None:
     """Agreement on a round's overlap items: Cohen's and Fleiss' kappa, Krippendorff's alpha."""
-    from pooling.derive import round_agreement
+    from pooling.judging.rules import round_agreement
 
     with Store(store, read_only=True) as s:
         report = round_agreement(s, round, threshold=threshold)

@@ -106,8 +106,8 @@ def board_scores(
 def restricted_qrels(store: Store, qrels: str | None, *, depth: int | None = None,
                      round: str | None = None) -> pa.Table:
     """A qrels version cut to a depth-k re-pool of the pooled runs, or to a round's pool."""
+    from pooling.judging.rounds import choose_runs, pool_table
     from pooling.leaderboard.pool_bias import ranked_documents
-    from pooling.rounds import choose_runs, pool_table
 
     table = store.qrels_table(qrels)
     if depth is None and round is None:

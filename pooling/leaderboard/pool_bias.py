@@ -109,7 +109,7 @@ def pool_bias(
     "all", or a list; the others are scored on the pool but contributed nothing to it.
     judged_depth: k of judged@k per run (default: depth, else 10).
     """
-    from pooling.rounds import choose_runs
+    from pooling.judging.rounds import choose_runs
 
     if leave_out not in LEAVE_OUT:
         raise LeaderboardError(f"leave_out must be run or team, not {leave_out!r}")

@@ -20,8 +20,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from pooling.assessors import authenticate
 from pooling.errors import StoreError
+from pooling.judging.assessors import authenticate
 from pooling.store.core import Store
 from pooling.web import campaign
 from pooling.web.campaign import JudgingPage, RoundProgress, TopicDone, TopicProgress

@@ -10,9 +10,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from pooling.assessors import authenticate
 from pooling.errors import StoreError
-from pooling.judgments import Judgment
+from pooling.judging.assessors import authenticate
+from pooling.judging.judgments import Judgment
 from pooling.web import campaign
 from pooling.web.live import Miss
 from pooling.web.pages import (

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from pooling.errors import StoreError
-from pooling.judgments import Judgment, assigned_items, effective_judgments, record
-from pooling.judgments import may_judge as _may_judge
-from pooling.rounds import Round, get_round, next_document
+from pooling.judging.judgments import Judgment, assigned_items, effective_judgments, record
+from pooling.judging.judgments import may_judge as _may_judge
+from pooling.judging.rounds import Round, get_round, next_document
 from pooling.store.core import Store
 from pooling.web.highlight import highlight, query_terms
 
@@ -133,7 +133,7 @@ def has_topic(store: Store, rnd: Round, assessor_id: str, role: str, query_id: s
 
 # Whose is a queued document: an organiser adjudicates any; an assessor judges the documents
 # of a topic assigned whole (doc_id NULL) and their overlap documents (the rule of
-# `pooling.judgments.assigned_items`, as plain queries for the pages' hot path).
+# `pooling.judging.judgments.assigned_items`, as plain queries for the pages' hot path).
 # Parameters: round_id, query_id, role, assessor_id.
 _TOPIC_DOCS = """
     SELECT p.doc_id FROM pool_entries p
@@ -400,8 +400,8 @@ def qrels_versions(store: Store) -> list[dict]:
 
 def round_detail(store: Store, round_id: str) -> RoundDetail | None:
     """Per-topic progress, throughput, agreement so far and the adjudication queue of a round."""
-    from pooling.derive import adjudication_queue, round_agreement
     from pooling.errors import PoolingError
+    from pooling.judging.rules import adjudication_queue, round_agreement
 
     rnd = find_round(store, round_id)
     if rnd is None:

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import duckdb
 
 from pooling.errors import PoolingError
-from pooling.judgments import Judgment
-from pooling.rounds import Round
+from pooling.judging.judgments import Judgment
+from pooling.judging.rounds import Round
 from pooling.store.core import Store, utcnow
 from pooling.web import campaign
 from pooling.web.campaign import (
@@ -225,7 +225,7 @@ class LiveCampaign:
 
     def _next(self, view: _RoundView, assessor_id: str, docs: list[str],
               mine: dict[str, tuple[int, int]]) -> str | None:
-        """`pooling.rounds.next_document` for a static round, from memory."""
+        """`pooling.judging.rounds.next_document` for a static round, from memory."""
         stop_after = view.rnd.params.get("stop_after")
         if stop_after:
             streak = 0

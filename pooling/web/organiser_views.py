@@ -71,7 +71,7 @@ async def round_page(request: Request) -> Response:
 
 async def add_person(request: Request) -> Response:
     """Add an assessor or organiser; the page shows their token and login link once."""
-    from pooling.assessors import add_assessor
+    from pooling.judging.assessors import add_assessor
 
     sess = _organiser(request)
     body = await post_data(request, sess)
@@ -87,7 +87,7 @@ async def add_person(request: Request) -> Response:
 
 
 async def assign_work(request: Request) -> Response:
-    from pooling.assessors import assign
+    from pooling.judging.assessors import assign
 
     sess = _organiser(request)
     body = await post_data(request, sess)
@@ -104,7 +104,7 @@ async def assign_work(request: Request) -> Response:
 
 async def new_round(request: Request) -> Response:
     """Pool a new round (as `pooling pool` does)."""
-    from pooling.rounds import create_round
+    from pooling.judging.rounds import create_round
 
     sess = _organiser(request)
     body = await post_data(request, sess)
@@ -129,7 +129,7 @@ async def new_round(request: Request) -> Response:
 
 
 async def derive(request: Request) -> Response:
-    from pooling.derive import derive_qrels
+    from pooling.judging.rules import derive_qrels
 
     sess = _organiser(request)
     body = await post_data(request, sess)
@@ -169,7 +169,7 @@ async def history_download(request: Request) -> Response:
     """The full judgment history (judgments and retractions, in order) as CSV."""
     import pyarrow.csv as pacsv
 
-    from pooling.judgments import history
+    from pooling.judging.judgments import history
 
     _organiser(request)
     table = await gate(request).run(history)

@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from pooling.assessors import authenticate
+from pooling.judging.assessors import authenticate
 from pooling.store.remote import ARROW_STREAM, LEASE_ENV, LEASE_SECONDS, decode_params
 from pooling.web.gate import StoreGate
 

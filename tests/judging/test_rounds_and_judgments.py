@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pooling.assessors import add_assessor, assign, authenticate
-from pooling.derive import adjudication_queue, derive_qrels
 from pooling.errors import FormatError, StoreError
-from pooling.judgments import (
+from pooling.judging.assessors import add_assessor, assign, authenticate
+from pooling.judging.judgments import (
     Judgment,
     effective_judgments,
     export_batch,
@@ -20,7 +19,8 @@ from pooling.judgments import (
     import_batch,
     record,
 )
-from pooling.rounds import create_round, pool_table
+from pooling.judging.rounds import create_round, pool_table
+from pooling.judging.rules import adjudication_queue, derive_qrels
 from pooling.store import Store
 
 RUNS = {
@@ -109,7 +109,7 @@ def test_qrels_rules_and_adjudication(store):
         derive_qrels(store, "adjudicated", "adj", round_id="r1")
     derive_qrels(store, "majority", "maj", round_id="r1")
     assert store.qrels_table("maj").to_pylist()[0]["relevance"] == 0  # tie -> lower grade
-    from pooling.derive import round_agreement
+    from pooling.judging.rules import round_agreement
 
     report = round_agreement(store, "r1")
     assert report.n_shared == 2 and report.pairs[0].n == 2
@@ -203,7 +203,7 @@ def test_cli_round_workflow(tmp_path):
 
 
 def test_adaptive_round_serves_live_from_the_judgments_so_far(store):
-    from pooling.rounds import next_document
+    from pooling.judging.rounds import next_document
 
     summary = create_round(store, "live", "mtf", depth=3)
     assert summary.round.adaptive and summary.entries == 0

@@ -131,8 +131,8 @@ def test_every_leaderboard_command_has_help():
 def test_leaderboard_opens_a_store_path_and_compares_a_rounds_pool(store_path, tmp_path):
     import shutil
 
+    from pooling.judging.rounds import create_round
     from pooling.leaderboard import board_specs, compare_leaderboards, leaderboard
-    from pooling.rounds import create_round
 
     board = leaderboard(store_path, measures=["map"])
     assert board.run_ids == ["alpha", "beta", "gamma"]

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pooling.assessors import add_assessor, assign
-from pooling.rounds import create_round
+from pooling.judging.assessors import add_assessor, assign
+from pooling.judging.rounds import create_round
 from pooling.store import Store
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pooling.judgments import history
+from pooling.judging.judgments import history
 from pooling.store import Store
 from pooling.web import api_views
 from pooling.web.api_views import plain

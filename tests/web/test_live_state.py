@@ -8,7 +8,7 @@ from concurrent.futures import Future
 
 from conftest import build_campaign
 
-from pooling.judgments import Judgment
+from pooling.judging.judgments import Judgment
 from pooling.store import Store
 from pooling.web.gate import StoreGate
 from pooling.web.live import LiveCampaign

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from pooling.judgments import effective_judgments, history
+from pooling.judging.judgments import effective_judgments, history
 from pooling.store import Store
 
 pytestmark = pytest.mark.slow

@@ -10,9 +10,9 @@ import sys
 import httpx
 import pytest
 
-from pooling.assessors import assign
-from pooling.judgments import history
-from pooling.rounds import create_round
+from pooling.judging.assessors import assign
+from pooling.judging.judgments import history
+from pooling.judging.rounds import create_round
 from pooling.store import Store
 
 pytestmark = pytest.mark.slow

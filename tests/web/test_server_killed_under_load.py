@@ -15,8 +15,8 @@ import pyarrow as pa
 import pytest
 from conftest import free_port, start_server
 
-from pooling.assessors import add_assessor, assign
-from pooling.rounds import create_round
+from pooling.judging.assessors import add_assessor, assign
+from pooling.judging.rounds import create_round
 from pooling.store import Store
 
 pytestmark = pytest.mark.slow

@@ -14,6 +14,7 @@ import secrets
 from dataclasses import dataclass
 
 from pooling.errors import StoreError
+from pooling.judging.rounds import get_round
 from pooling.store.core import Store, utcnow
 
 ROLES = ("assessor", "organiser")
@@ -71,8 +72,6 @@ def assign(
 
     Returns the number of topics (primary) and overlap documents per assessor.
     """
-    from pooling.rounds import get_round
-
     rnd = get_round(store, round_id)
     known = set(assessor_ids(store))
     unknown = [a for a in assessors if a not in known]

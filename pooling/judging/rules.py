@@ -1,6 +1,6 @@
 """Qrels versions derived from judgments by an explicit, recorded rule.
 
-Rules (each assessor's current judgment per pair is used; see pooling.judgments):
+Rules (each assessor's current judgment per pair is used; see pooling.judging.judgments):
 - latest:      the most recent current judgment of any assessor;
 - primary:     the grade of the topic's primary assessor (pairs they have not judged are left out);
 - majority:    the most frequent grade; a tie goes to the lower grade (`tie="lower"`, the
@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import StoreError
-from pooling.judgments import effective_judgments
-from pooling.rounds import get_round
+from pooling.judging.history import effective_judgments
+from pooling.judging.rounds import get_round
 from pooling.store.core import Store
 from pooling.store.qrels import QrelsImport, save_qrels
 

@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from pooling.errors import StoreError
+from pooling.judging.history import assigned_items, effective_judgments
 from pooling.store.core import Store, utcnow
 from pooling.strategies import Strategy, TopicRuns, get_strategy, rankings_by_topic, topic_seed
 from pooling.strategies.options import split_budget, with_options
@@ -159,8 +160,6 @@ def create_round(
 
 def _judged_pairs(store: Store) -> dict[str, dict[str, int]]:
     """Pairs with a current judgment from any earlier round: query_id -> doc_id -> grade."""
-    from pooling.judgments import effective_judgments
-
     table = effective_judgments(store)
     out: dict[str, dict[str, int]] = {}
     for q, d, g in zip(table["query_id"].to_pylist(), table["doc_id"].to_pylist(),
@@ -217,8 +216,6 @@ def next_document(store: Store, round_id: str, assessor_id: str, query_id: str) 
     Either way the round's stopping rule (s non-relevant in a row) ends the topic early.
     Call it under the store's write lock: it may write.
     """
-    from pooling.judgments import assigned_items, effective_judgments
-
     rnd = get_round(store, round_id)
     # Adaptive rounds learn from every assessor's judgments of the topic; static ones follow
     # the assessor's own progress.

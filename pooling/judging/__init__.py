@@ -1,0 +1,7 @@
+"""Judging: rounds (pools and their queues), assessors and assignments, judgments as an
+append-only history, and the rules that make qrels versions from them.
+
+Layers, each importing only those before it (so there is no import cycle):
+`history` (a judgment, current grades) → `rounds` (what to judge next) → `judgments`
+(recording, batches) and `assessors` (people and assignments) → `rules` (qrels).
+"""
