@@ -16,9 +16,16 @@ import numpy as np
 import pyarrow as pa
 
 from pooling.errors import EvaluationError
+from pooling.evaluation import kernel
 from pooling.evaluation.ahead import Ahead
 from pooling.evaluation.qrels_index import QrelsIndex
-from pooling.evaluation.ranking import Ranking, RunScan, build_ranking, keep_judged
+from pooling.evaluation.ranking import (
+    Ranking,
+    RunScan,
+    build_ranking,
+    keep_judged,
+    kernel_ranking,
+)
 from pooling.evaluation.topics import MissingTopics, candidate_topics, plan_topics
 from pooling.evaluation.trec_input import (
     RunReader,
@@ -262,21 +269,19 @@ def evaluate_qrels(
     runs = _run_list(run_or_runs)
     results = []
     warnings: list[str] = []
-    with _Readers(runs) as readers:
+    in_c = [kernel.eligible(run) for run in runs]  # the others are parsed ahead by pyarrow
+    with _Readers([None if c else run for run, c in zip(runs, in_c, strict=True)]) as readers:
         index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(
             _qrels_table(qrels, warnings))
         candidates = candidate_topics(index.topics, topics)
         for position, run in enumerate(runs):
-            scan, run_id, source = _scan(run, position, index, readers.take(position), warnings)
-            plan = plan_topics(candidates, scan.covered, index.topics, missing_topics, source)
-            if len(plan.topics) == 0:
-                raise NoTopicsError(
-                    f"run {source} shares no topic with the qrels; check the query_ids")
-            if scan.has_nan:
-                raise EvaluationError(f"run {source} has NaN scores; scores must be numbers")
-            ranking = build_ranking(index, plan, scan, max_docs=max_docs, run_id=run_id,
-                                    run_name=source)
-            del scan
+            ranking = None
+            if index.kernel_table is not None and (in_c[position] or isinstance(run, RunStream)):
+                ranking = _kernel_ranking(run, index, candidates, missing_topics, max_docs)
+            if ranking is None:
+                reader = RunReader(run) if in_c[position] else readers.take(position)
+                ranking = _numpy_ranking(run, position, index, reader, candidates,
+                                         missing_topics, max_docs, warnings)
             if judged_only:
                 ranking = keep_judged(ranking)
             results.append(_compute(ranking, wanted, relevance_level, missing_topics,
@@ -284,6 +289,55 @@ def evaluate_qrels(
     columns = results[0].columns if results else []
     return Evaluation(results, wanted, missing_topics, relevance_level, max_docs, columns,
                       warnings)
+
+
+def _kernel_ranking(
+    run: str | os.PathLike[str] | RunStream,
+    index: QrelsIndex,
+    candidates: np.ndarray,
+    missing_topics: MissingTopics,
+    max_docs: int | None,
+) -> Ranking | None:
+    """A run file's (or stream's) ranking through the C kernel; None when it declines."""
+    if isinstance(run, RunStream):
+        with Ahead(run.batches, name="run-stream") as batches:
+            scanned = kernel.scan_columns(index.kernel_table, batches)
+        if scanned is None:
+            return None
+        run_id, source = run.run_id, run.source
+    else:
+        scanned = kernel.scan_file(index.kernel_table, run)
+        if scanned is None:
+            return None
+        try:
+            run_id = scanned.tag.decode()
+        except UnicodeDecodeError:
+            return None
+        source = display_name(run)
+    plan = plan_topics(candidates, scanned.num_ret > 0, index.topics, missing_topics, source)
+    if len(plan.topics) == 0:
+        raise NoTopicsError(f"run {source} shares no topic with the qrels; check the query_ids")
+    return kernel_ranking(index, plan, scanned, max_docs=max_docs, run_id=run_id)
+
+
+def _numpy_ranking(
+    run: RunInput,
+    position: int,
+    index: QrelsIndex,
+    reader: RunReader | None,
+    candidates: np.ndarray,
+    missing_topics: MissingTopics,
+    max_docs: int | None,
+    warnings: list[str],
+) -> Ranking:
+    """A run's ranking through the NumPy path (any input; says what is wrong with a file)."""
+    scan, run_id, source = _scan(run, position, index, reader, warnings)
+    plan = plan_topics(candidates, scan.covered, index.topics, missing_topics, source)
+    if len(plan.topics) == 0:
+        raise NoTopicsError(f"run {source} shares no topic with the qrels; check the query_ids")
+    if scan.has_nan:
+        raise EvaluationError(f"run {source} has NaN scores; scores must be numbers")
+    return build_ranking(index, plan, scan, max_docs=max_docs, run_id=run_id, run_name=source)
 
 
 def _compute(

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pooling.evaluation import kernel
 from pooling.evaluation.doc_keys import pair_keys
 
 
@@ -71,8 +72,34 @@ class QrelsIndex:
         self.grade = grade[order]
         self.doc_id: pa.Array = doc_id.take(pa.array(order))
         self.starts = np.searchsorted(self.topic, np.arange(len(self.topics) + 1))
-        self.seed, self.keys, self.key_order = self._keys()
-        self.sorted_keys = self.keys[self.key_order]
+
+    # The keys serve the NumPy path only: a run the C kernel scans never needs them.
+    @cached_property
+    def _key_parts(self) -> tuple[int, np.ndarray, np.ndarray]:
+        return self._keys()
+
+    @property
+    def seed(self) -> int:
+        return self._key_parts[0]
+
+    @property
+    def keys(self) -> np.ndarray:
+        return self._key_parts[1]
+
+    @property
+    def key_order(self) -> np.ndarray:
+        return self._key_parts[2]
+
+    @cached_property
+    def sorted_keys(self) -> np.ndarray:
+        return self.keys[self.key_order]
+
+    @cached_property
+    def kernel_table(self) -> object | None:
+        """The judgments as the C kernel's hash table (None when the kernel is off)."""
+        if not kernel.enabled():
+            return None
+        return kernel.qrels_table(self.doc_id, self.topic, self.topics)
 
     @cached_property
     def topic_array(self) -> pa.Array:
@@ -102,6 +129,9 @@ class QrelsIndex:
     @cached_property
     def duplicate_docs(self) -> dict[int, str]:
         """Topic index -> one doc_id judged twice in that topic (an error once evaluated)."""
+        if self.kernel_table is not None:
+            rows = kernel.qrels_duplicates(self.kernel_table)
+            return {int(self.topic[r]): self.doc_id[int(r)].as_py() for r in rows[::-1]}
         sk = self.sorted_keys
         same = np.flatnonzero(sk[1:] == sk[:-1])
         return {

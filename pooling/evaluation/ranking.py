@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import EvaluationError
+from pooling.evaluation.kernel import KernelScan
 from pooling.evaluation.qrels_index import QrelsIndex, TopicQrels
 from pooling.evaluation.topics import TopicPlan
 from pooling.evaluation.trec_input import equal_runs
@@ -268,6 +269,44 @@ def build_ranking(
     jt, grade = jt[order], qrels.grade[qrow[order]]
 
     num_ret = np.bincount(t, minlength=num_topics).astype(np.int64)
+    num_ret[plan.missing] = 1  # trec_eval -c: one non-pool dummy document
+    if max_docs is not None:
+        num_ret = np.minimum(num_ret, max_docs)
+    return Ranking(
+        query_ids=[qrels.topics[i] for i in plan.topics],
+        num_ret=num_ret,
+        starts=np.searchsorted(jt, np.arange(num_topics + 1)),
+        topic=jt,
+        rank=pos[order] + 1,
+        rel=np.where(grade < 0, -2, grade),
+        rank_asc=pos_asc[order] + 1,
+        qrels=qrels.for_topics(plan.topics),
+        missing=plan.missing,
+        run_id=run_id,
+    )
+
+
+def kernel_ranking(
+    qrels: QrelsIndex,
+    plan: TopicPlan,
+    scan: KernelScan,
+    *,
+    max_docs: int | None,
+    run_id: str,
+) -> Ranking:
+    """The ranking of a run the C kernel scanned (its judged documents already placed)."""
+    num_topics = len(plan.topics)
+    to_eval = np.full(len(qrels.topics), -1, np.int64)
+    to_eval[plan.topics] = np.arange(num_topics)
+    t = to_eval[scan.topic]
+    keep = t >= 0
+    if max_docs is not None:
+        keep &= scan.pos < max_docs
+    t, pos, pos_asc, qrow = t[keep], scan.pos[keep], scan.pos_asc[keep], scan.qrow[keep]
+    _check_qrels_duplicates(qrels, plan)
+    order = np.lexsort((pos, t))
+    jt, grade = t[order], qrels.grade[qrow[order]]
+    num_ret = scan.num_ret[plan.topics].copy()
     num_ret[plan.missing] = 1  # trec_eval -c: one non-pool dummy document
     if max_docs is not None:
         num_ret = np.minimum(num_ret, max_docs)

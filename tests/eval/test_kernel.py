@@ -1,0 +1,247 @@
+"""The C kernel (run files and stored runs scanned in C) against the NumPy path and pytrec_eval.
+
+The kernel must give byte-identical values to the NumPy path on everything it accepts, and
+decline (so the NumPy path reads and reports) everything else.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_differential_pytrec_eval import EVAL_PROFILE, GEO, SHARED, Case, _fmt, _theirs, cases
+
+from pooling.evaluation import evaluate, kernel
+from pooling.evaluation.qrels_index import QrelsIndex
+from pooling.evaluation.ranking import DuplicateDocsError
+from pooling.evaluation.trec_input import load_qrels
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+pytestmark = pytest.mark.skipif(not kernel.enabled() and not os.environ.get("CI"),
+                                reason="the C kernel is not built here")
+
+EVERY = ["all_trec", "Judged(ties=asc)@10", "Judged@10"]  # every trec_eval measure, and both tie rules
+
+
+def test_the_kernel_is_built():
+    """An install without the kernel still works, but CI must test the kernel itself."""
+    assert kernel.enabled(), "pooling.evaluation._kernel is missing: reinstall with a C compiler"
+
+
+def _write(case: Case, tmp: Path) -> tuple[Path, Path]:
+    qrels, run = tmp / "qrels.txt", tmp / "run.txt"
+    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in case.qrels.items()
+                             for d, g in docs.items()))
+    run.write_text("".join(f"{q} Q0 {d} {i + 1} {s!r} tag\n" for q, docs in case.run.items()
+                           for i, (d, s) in enumerate(docs.items())))
+    return qrels, run
+
+
+def _scanned(qrels: Path, run: Path) -> kernel.KernelScan | None:
+    index = QrelsIndex(load_qrels(qrels).table)
+    return kernel.scan_file(index.kernel_table, run)
+
+
+def _same(a, b) -> None:
+    """Two evaluations are identical: same topics, same values (exactly), same summaries."""
+    assert [r.run_id for r in a.runs] == [r.run_id for r in b.runs]
+    for x, y in zip(a.runs, b.runs, strict=True):
+        assert x.query_ids == y.query_ids
+        assert x.per_query.keys() == y.per_query.keys()
+        for name in x.per_query:
+            assert np.array_equal(x.per_query[name], y.per_query[name]), name
+        assert x.summary.keys() == y.summary.keys()
+        for name, value in x.summary.items():
+            assert value == y.summary[name] or (
+                isinstance(value, float) and math.isnan(value) and math.isnan(y.summary[name])
+            ), name
+
+
+def _both(monkeypatch, *args, **kwargs):
+    """(kernel's evaluation, NumPy path's evaluation) of the same call."""
+    ours = evaluate(*args, **kwargs)
+    with monkeypatch.context() as m:
+        m.setenv("POOLING_KERNEL", "off")
+        numpy_path = evaluate(*args, **kwargs)
+    return ours, numpy_path
+
+
+@EVAL_PROFILE
+@given(cases())
+def test_run_files_scanned_in_c_agree_with_pytrec_eval(tmp_path_factory, case: Case):
+    tmp = tmp_path_factory.mktemp("case")
+    qrels, run = _write(case, tmp)
+    assert _scanned(qrels, run) is not None  # the kernel, not the NumPy path, read it
+    ours = evaluate(qrels, run, SHARED, missing_topics="skip", relevance_level=case.level).runs[0]
+    theirs = _theirs(case)
+    assert sorted(theirs) == ours.query_ids
+    for t, qid in enumerate(ours.query_ids):
+        for name, value in theirs[qid].items():
+            mine = ours.per_query[name][t]
+            if name in GEO:
+                mine = math.log(max(mine, 1e-5))
+            assert _fmt(mine, name) == _fmt(value, name), (qid, name)
+
+
+def _random_collection(tmp: Path, seed: int, *, shuffle: bool, ties: float) -> tuple[Path, Path]:
+    """20 qrels topics and 3 the qrels lack; 0-300 docs each, many judged, with ties."""
+    rng = random.Random(seed)
+    qrels_lines, run_lines = [], []
+    for t in range(23):
+        qid = f"{rng.randrange(1000)}-{t}"
+        docs = [f"D{rng.randrange(10 ** rng.randrange(1, 6))}x{i}" for i in range(rng.randrange(300))]
+        if t < 20:
+            judged = rng.sample(docs, k=len(docs) // 3) + [f"unretrieved{i}" for i in range(5)]
+            qrels_lines += [f"{qid} 0 {d} {rng.choice([-1, 0, 0, 1, 2, 3])}\n" for d in judged]
+        scores = sorted((round(rng.random() * 10, 1) if rng.random() < ties else rng.random() * 10
+                         for _ in docs), reverse=True)
+        lines = [f"{qid} Q0 {d} {i + 1} {s!r} run{seed}\n" for i, (d, s) in
+                 enumerate(zip(docs, scores, strict=True))]
+        if shuffle:
+            rng.shuffle(lines)
+        run_lines += lines
+    qrels, run = tmp / f"qrels{seed}.txt", tmp / f"run{seed}.txt"
+    qrels.write_text("".join(qrels_lines))
+    run.write_text("".join(run_lines))
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("shuffle", [False, True], ids=["score order", "shuffled"])
+def test_the_kernel_and_the_numpy_path_give_identical_values(tmp_path, monkeypatch, seed,
+                                                             shuffle):
+    qrels, run = _random_collection(tmp_path, seed, shuffle=shuffle, ties=0.8)
+    assert _scanned(qrels, run) is not None
+    for options in ({}, {"max_docs": 7}, {"max_docs": 100}, {"judged_only": True},
+                    {"relevance_level": 2}, {"missing_topics": "zero"}):
+        _same(*_both(monkeypatch, qrels, run, EVERY, **{"missing_topics": "skip", **options}))
+
+
+def test_a_file_scanned_in_two_halves_gives_the_values_of_one_scan(tmp_path, monkeypatch):
+    qrels, run = _random_collection(tmp_path, 11, shuffle=False, ties=0.9)
+    monkeypatch.setattr(kernel, "_SPLIT_BYTES", 1)  # split even this small file
+    index = QrelsIndex(load_qrels(qrels).table)
+    halves = kernel.scan_file(index.kernel_table, run)
+    monkeypatch.setattr(kernel, "_SPLIT_BYTES", 1 << 40)
+    whole = kernel.scan_file(index.kernel_table, run)
+    assert halves is not None and whole is not None
+    for field in ("num_ret", "topic", "pos", "pos_asc", "qrow"):
+        assert np.array_equal(getattr(halves, field), getattr(whole, field)), field
+    assert (halves.rows, halves.tag) == (whole.rows, whole.tag)
+
+
+def test_a_topic_split_across_the_halves_is_left_to_the_numpy_path(tmp_path, monkeypatch):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 a 1\n2 0 b 1\n")
+    run = tmp_path / "run.txt"  # topic 1 comes back after topic 2: its lines are apart
+    run.write_text("".join(f"1 Q0 d{i} 1 {i} t\n" for i in range(300)) + "2 Q0 b 1 1 t\n"
+                   + "".join(f"2 Q0 e{i} 1 0.5 t\n" for i in range(300)) + "1 Q0 a 1 999 t\n")
+    monkeypatch.setattr(kernel, "_SPLIT_BYTES", 1)
+    assert _scanned(qrels, run) is None
+    ours, numpy_path = _both(monkeypatch, qrels, run, ["map", "P.5", "num_ret"])
+    _same(ours, numpy_path)
+    assert list(ours.runs[0].per_query["map"]) == [1.0, 1.0]
+
+
+CLEAN = "1 Q0 a 1 2.5 tag\n1 Q0 b 2 2.5 tag\n1 Q0 c 3 1 tag\n2 Q0 a 1 3 tag\n"
+
+
+@pytest.mark.parametrize("text", [
+    CLEAN.replace("1 Q0 b", "1\tQ0 b"),  # a tab
+    CLEAN.replace("\n", "\r\n"),  # CRLF
+    "# a comment\n" + CLEAN,
+    CLEAN.replace("tag\n", "tag extra\n", 1),  # a 7th field
+    "\ufeff" + CLEAN,  # a byte-order mark
+    CLEAN.replace("2.5", "inf", 1),
+    CLEAN.replace("2.5", "0x1p1", 1),
+    CLEAN.replace("2.5", "2.5e", 1),
+    CLEAN.replace("2.5", ".", 1),
+    CLEAN.replace("\n", "\n\n", 1),  # an empty line
+    CLEAN.replace("1 Q0 a", "1  Q0 a", 1),  # a doubled space
+    CLEAN + "1 Q0 z 9 0 tag\n",  # topic 1's lines apart
+    CLEAN + "2 Q0 a 2 1 tag\n",  # a doc_id twice in a topic
+    CLEAN.replace("2 Q0", "é Q0"),  # a query_id not ASCII
+], ids=["tab", "crlf", "comment", "seven fields", "bom", "inf", "hex", "exponent without digits",
+        "dot", "empty line", "double space", "topic apart", "duplicate", "non-ascii topic"])
+def test_unusual_files_are_declined_and_read_by_the_numpy_path(tmp_path, monkeypatch, text):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 a 1\n1 0 c 2\n2 0 a 1\n")
+    run = tmp_path / "run.txt"
+    run.write_bytes(text.encode())
+    assert _scanned(qrels, run) is None
+    try:
+        ours = evaluate(qrels, run, ["map", "ndcg", "num_ret"], missing_topics="skip")
+    except Exception as exc:  # the NumPy path's own error, e.g. the duplicate
+        with monkeypatch.context() as m:
+            m.setenv("POOLING_KERNEL", "off")
+            with pytest.raises(type(exc)) as theirs:
+                evaluate(qrels, run, ["map", "ndcg", "num_ret"], missing_topics="skip")
+        assert str(theirs.value) == str(exc)
+        return
+    with monkeypatch.context() as m:
+        m.setenv("POOLING_KERNEL", "off")
+        _same(ours, evaluate(qrels, run, ["map", "ndcg", "num_ret"], missing_topics="skip"))
+
+
+def test_a_doc_id_twice_in_a_topic_still_fails_like_trec_eval(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 a 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n1 Q0 a 3 0 t\n")
+    with pytest.raises(DuplicateDocsError, match="retrieves document a twice for topic 1"):
+        evaluate(qrels, run, ["map"])
+
+
+def test_judgments_twice_in_the_qrels_are_found_by_the_kernel_table(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n1 0 a 2\n2 0 c 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 a 1 2 t\n2 Q0 c 1 1 t\n")
+    with pytest.raises(DuplicateDocsError, match="judge document a twice in topic 1"):
+        evaluate(qrels, run, ["map"])
+
+
+@given(st.lists(st.tuples(st.integers(0, 10 ** 18), st.integers(0, 20), st.integers(-30, 30),
+                          st.booleans()), min_size=2, max_size=40))
+def test_scores_are_read_as_c_atof_reads_them(tmp_path_factory, numbers):
+    """Ties are decided on the parsed doubles: every score text must give the double C's
+    atof gives (Python's float() is correctly rounded, like glibc's strtod)."""
+    tmp = tmp_path_factory.mktemp("scores")
+    texts = []
+    for mantissa, decimals, exponent, with_exponent in numbers:
+        digits = str(mantissa).rjust(decimals + 1, "0")
+        text = f"{digits[:-decimals]}.{digits[-decimals:]}" if decimals else digits
+        texts.append(text + (f"e{exponent}" if with_exponent else ""))
+    mantissa, _, exponent = texts[0].partition("e")  # the same number, written longer: a tie
+    texts.append(mantissa + ("0" if "." in mantissa else ".0") + (f"e{exponent}" if exponent else ""))
+    qrels = tmp / "qrels.txt"
+    qrels.write_text("".join(f"1 0 d{i:03d} 1\n" for i in range(len(texts))))
+    run = tmp / "run.txt"
+    run.write_text("".join(f"1 Q0 d{i:03d} 1 {s} t\n" for i, s in enumerate(texts)))
+    scan = _scanned(qrels, run)
+    assert scan is not None
+    values = [float(s) for s in texts]
+    expected = sorted(range(len(texts)), key=lambda i: (-values[i], -i))  # doc_id descending
+    placed = dict(zip(scan.qrow.tolist(), scan.pos.tolist(), strict=True))
+    assert [placed[i] for i in expected] == list(range(len(texts)))
+
+
+def test_a_stored_runs_columns_give_the_values_of_its_file(tmp_path, monkeypatch):
+    qrels, run = _random_collection(tmp_path, 5, shuffle=False, ties=0.8)
+    index = QrelsIndex(load_qrels(qrels).table)
+    from_file = kernel.scan_file(index.kernel_table, run)
+    lines = [line.split() for line in run.read_text().splitlines()]
+    table = pa.table({"query_id": [x[0] for x in lines], "doc_id": [x[2] for x in lines],
+                      "score": pa.array([float(x[4]) for x in lines], pa.float64())})
+    batches = table.to_batches(max_chunksize=97)  # topics straddle the batches
+    from_columns = kernel.scan_columns(index.kernel_table, batches)
+    assert from_file is not None and from_columns is not None
+    for field in ("num_ret", "topic", "pos", "pos_asc", "qrow"):
+        assert np.array_equal(getattr(from_file, field), getattr(from_columns, field)), field
