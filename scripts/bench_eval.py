@@ -157,8 +157,11 @@ def seconds(command: list[str], prepare=None) -> float:
     if prepare is not None:
         prepare()
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    took = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"{' '.join(command[:3])} … failed:\n{done.stderr}")
+    return took
 
 
 def median_seconds(command: list[str], repeat: int, prepare=None) -> float:
@@ -285,10 +288,14 @@ def scaling_qrels(path: Path, topics: int, depth: int, seed: int) -> None:
 
 def scaling(workdir: Path, repeat: int) -> None:
     """Time and peak RSS of `pooling eval` as the runs, then the topics, grow tenfold."""
-    print(f"{'case':34} {'lines':>12} {'pooling eval s':>15} {'per M lines':>12} "
-          f"{'peak RSS MB':>12}")
     base = workdir / "scaling"
     base.mkdir(exist_ok=True)
+    (base / "one.qrels").write_text("1 0 d1 1\n")
+    (base / "one.run").write_text("1 Q0 d1 1 1.0 one\n")
+    startup = median_seconds(eval_command(base / "one.qrels", [base / "one.run"]), repeat)
+    print(f"start-up (a one-line run): {startup:.3f} s; 'per M lines' is the time beyond it")
+    print(f"{'case':34} {'lines':>12} {'pooling eval s':>15} {'per M lines':>12} "
+          f"{'peak RSS MB':>12}")
     cases = []
     for n_runs in (1, 10, 100):
         cases.append((f"{n_runs} run(s) x 500 topics", 500, n_runs))
@@ -307,7 +314,7 @@ def scaling(workdir: Path, repeat: int) -> None:
         command = eval_command(qrels, runs)
         took = median_seconds(command, repeat)
         lines = topics * 1000 * n_runs
-        print(f"{name:34} {lines:>12,} {took:>15.2f} {took / lines * 1e6:>12.3f} "
+        print(f"{name:34} {lines:>12,} {took:>15.2f} {(took - startup) / lines * 1e6:>12.3f} "
               f"{peak_rss_mb(command):>12.0f}", flush=True)
 
 

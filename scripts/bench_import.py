@@ -2,11 +2,13 @@
 """Benchmark: importing a 7,000-topic x 1,000-document run into a store vs. DuckDB's own import.
 
 The peer is DuckDB importing the same file into a new database file by itself
-(`CREATE TABLE ... AS SELECT * FROM read_csv(...)` with typed columns, then `CHECKPOINT`), with
-its default settings and with `preserve_insertion_order = false` (faster: rows need not keep the
-file's order); the ratio is taken against the faster of the two. pyarrow reading all six
-columns is printed for reference. All are timed in this process, alternating, several times;
-the table shows medians and the ratio import / DuckDB (target <= 1.3).
+(`CREATE TABLE ... AS SELECT * FROM read_csv(...)` with typed columns, then `CHECKPOINT`) with
+its default settings, as the store does: rows kept in the file's order. The same with
+`preserve_insertion_order = false` (faster: rows may land in any order) is printed beside it,
+with the ratio against it, for reference; the store keeps the file's order, so a stored run's
+topics stay together for the evaluator. pyarrow reading all six columns is printed too. All
+are timed in this process, alternating, several times; the table shows medians and the ratio
+import / DuckDB (target <= 1.3).
 
     .venv/bin/python scripts/bench_import.py [--topics 7000] [--depth 1000] [--repeat 3]
 """
@@ -120,16 +122,15 @@ def main() -> None:
             imports.append(time_import(run, workdir, i))
         f, m = statistics.median(floor), statistics.median(imports)
         o, u = statistics.median(ordered), statistics.median(unordered)
-        d = min(o, u)
         print(f"run file: {lines:,} lines, {size_mb:,.0f} MB, {args.repeat} repeats (median)")
         print(f"{'step':<60}{'seconds':>9}{'lines/s':>13}{'x DuckDB':>10}")
         for label, t in (("pyarrow read_csv, all six columns (reference)", f),
                          ("DuckDB read_csv into a new file + CHECKPOINT", o),
                          ("  the same, preserve_insertion_order = false", u),
                          ("pooling import runs (into a new store)", m)):
-            print(f"{label:<60}{t:>9.2f}{lines / t:>13,.0f}{t / d:>9.2f}x")
-        print(f"ratio import / DuckDB's own import (the faster form): {m / d:.2f}  (target <= 1.30)")
-
+            print(f"{label:<60}{t:>9.2f}{lines / t:>13,.0f}{t / o:>9.2f}x")
+        print(f"ratio import / DuckDB's own import: {m / o:.2f}  (target <= 1.30); against the "
+              f"unordered form: {m / u:.2f}")
 
 if __name__ == "__main__":
     main()

@@ -991,6 +991,67 @@ static PyObject *scan_columns(PyObject *self, PyObject *args) {
     return PyLong_FromLong(s->status);
 }
 
+/* ------------------------------------------------------------------ whole texts */
+
+/* line_facts(data) -> (lines, longest, odd_whitespace): the number of lines (a last line
+ * without a newline counts), the longest line's length in bytes without its newline, and
+ * whether a tab, CR, VT or FF occurs anywhere: what decides, in one pass, whether a run file
+ * can be handed to DuckDB's CSV reader as it is. */
+static PyObject *line_facts(PyObject *self, PyObject *arg) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *p = b.buf;
+    size_t n = (size_t)b.len;
+    long long lines = 0;
+    size_t longest = 0, start = 0;
+    int odd = 0;
+    Py_BEGIN_ALLOW_THREADS
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i nl = _mm_set1_epi8('\n');
+    const __m128i lo = _mm_set1_epi8(0x09), hi = _mm_set1_epi8(0x0d);
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        /* bytes 0x09..0x0d: tab, newline, VT, FF, CR */
+        __m128i in = _mm_cmpeq_epi8(_mm_min_epu8(_mm_max_epu8(v, lo), hi), v);
+        unsigned m = (unsigned)_mm_movemask_epi8(in);
+        if (!m)
+            continue;
+        unsigned newlines = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl));
+        if (m != newlines)
+            odd = 1;
+        while (newlines) {
+            size_t at = i + (size_t)__builtin_ctz(newlines);
+            if (at - start > longest)
+                longest = at - start;
+            start = at + 1;
+            lines++;
+            newlines &= newlines - 1;
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        unsigned char c = p[i];
+        if (c == '\n') {
+            if (i - start > longest)
+                longest = i - start;
+            start = i + 1;
+            lines++;
+        } else if (c == '\t' || c == '\r' || c == '\v' || c == '\f') {
+            odd = 1;
+        }
+    }
+    if (start < n) {
+        lines++;
+        if (n - start > longest)
+            longest = n - start;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    return Py_BuildValue("LnO", lines, (Py_ssize_t)longest, odd ? Py_True : Py_False);
+}
+
 /* ------------------------------------------------------------------ results */
 
 static PyObject *vec_bytes(const Vec *v) {
@@ -1034,6 +1095,7 @@ static PyMethodDef methods[] = {
     {"scanner", scanner_new, METH_O, "A scanner of one run (or part of one) against qrels."},
     {"scan_file", scan_file, METH_VARARGS, "Scan a byte range of a clean run file."},
     {"scan_columns", scan_columns, METH_VARARGS, "Scan run rows given as Arrow columns."},
+    {"line_facts", line_facts, METH_O, "Lines, the longest line and odd whitespace of a text."},
     {"finish", finish, METH_O, "End the scan and hand back the judged documents' places."},
     {NULL, NULL, 0, NULL},
 };

@@ -65,6 +65,12 @@ def qrels_duplicates(table: object) -> np.ndarray:
     return np.frombuffer(_kernel.qrels_duplicates(table), np.int64)
 
 
+def line_facts(data: bytes | bytearray | memoryview) -> tuple[int, int, bool] | None:
+    """(lines, longest line in bytes, any tab/CR/VT/FF) of a text in one pass; None without
+    the kernel."""
+    return _kernel.line_facts(data) if enabled() else None
+
+
 def eligible(run: object) -> bool:
     """A run the kernel may read: an uncompressed regular file (not stdin)."""
     if not enabled() or not isinstance(run, (str, os.PathLike)) or str(run) == "-":

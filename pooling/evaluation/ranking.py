@@ -264,18 +264,34 @@ def build_ranking(
     if max_docs is not None:
         ok = pos < max_docs
         rows, qrow, pos, pos_asc = rows[ok], qrow[ok], pos[ok], pos_asc[ok]
-    jt = t[rows].astype(np.int64)
-    order = np.lexsort((pos, jt))
-    jt, grade = jt[order], qrels.grade[qrow[order]]
+    return _judged_ranking(qrels, plan, t[rows].astype(np.int64), pos, pos_asc, qrow,
+                           np.bincount(t, minlength=num_topics), max_docs=max_docs, run_id=run_id)
 
-    num_ret = np.bincount(t, minlength=num_topics).astype(np.int64)
+
+def _judged_ranking(
+    qrels: QrelsIndex,
+    plan: TopicPlan,
+    topic: np.ndarray,
+    pos: np.ndarray,
+    pos_asc: np.ndarray,
+    qrow: np.ndarray,
+    retrieved: np.ndarray,
+    *,
+    max_docs: int | None,
+    run_id: str,
+) -> Ranking:
+    """The Ranking of the judged retrieved docs (evaluated topic, 0-based positions, qrels
+    row; those -M cuts already dropped), given each evaluated topic's retrieved docs."""
+    order = np.lexsort((pos, topic))
+    jt, grade = topic[order], qrels.grade[qrow[order]]
+    num_ret = retrieved.astype(np.int64)
     num_ret[plan.missing] = 1  # trec_eval -c: one non-pool dummy document
     if max_docs is not None:
         num_ret = np.minimum(num_ret, max_docs)
     return Ranking(
         query_ids=[qrels.topics[i] for i in plan.topics],
         num_ret=num_ret,
-        starts=np.searchsorted(jt, np.arange(num_topics + 1)),
+        starts=np.searchsorted(jt, np.arange(len(plan.topics) + 1)),
         topic=jt,
         rank=pos[order] + 1,
         rel=np.where(grade < 0, -2, grade),
@@ -295,33 +311,16 @@ def kernel_ranking(
     run_id: str,
 ) -> Ranking:
     """The ranking of a run the C kernel scanned (its judged documents already placed)."""
-    num_topics = len(plan.topics)
     to_eval = np.full(len(qrels.topics), -1, np.int64)
-    to_eval[plan.topics] = np.arange(num_topics)
+    to_eval[plan.topics] = np.arange(len(plan.topics))
     t = to_eval[scan.topic]
     keep = t >= 0
     if max_docs is not None:
         keep &= scan.pos < max_docs
-    t, pos, pos_asc, qrow = t[keep], scan.pos[keep], scan.pos_asc[keep], scan.qrow[keep]
     _check_qrels_duplicates(qrels, plan)
-    order = np.lexsort((pos, t))
-    jt, grade = t[order], qrels.grade[qrow[order]]
-    num_ret = scan.num_ret[plan.topics].copy()
-    num_ret[plan.missing] = 1  # trec_eval -c: one non-pool dummy document
-    if max_docs is not None:
-        num_ret = np.minimum(num_ret, max_docs)
-    return Ranking(
-        query_ids=[qrels.topics[i] for i in plan.topics],
-        num_ret=num_ret,
-        starts=np.searchsorted(jt, np.arange(num_topics + 1)),
-        topic=jt,
-        rank=pos[order] + 1,
-        rel=np.where(grade < 0, -2, grade),
-        rank_asc=pos_asc[order] + 1,
-        qrels=qrels.for_topics(plan.topics),
-        missing=plan.missing,
-        run_id=run_id,
-    )
+    return _judged_ranking(qrels, plan, t[keep], scan.pos[keep], scan.pos_asc[keep],
+                           scan.qrow[keep], scan.num_ret[plan.topics], max_docs=max_docs,
+                           run_id=run_id)
 
 
 def _confirm(

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from pooling import faults
 from pooling.errors import FormatError, InputFileError, Problem, StoreError
+from pooling.evaluation.kernel import line_facts
 from pooling.formats.run_files import (  # noqa: F401  (RunMeta, read_run_meta: re-exported)
     RunMeta,
     RunNames,
@@ -27,7 +28,13 @@ from pooling.formats.run_files import (  # noqa: F401  (RunMeta, read_run_meta: 
     read_run_meta,
     run_name,
 )
-from pooling.formats.source import decompress, display_name, long_lines, read_file_bytes
+from pooling.formats.source import (
+    MAX_LINE_BYTES,
+    decompress,
+    display_name,
+    long_lines,
+    read_file_bytes,
+)
 from pooling.formats.topic_map import TopicMap, details_json
 from pooling.formats.trec_run import Dedupe, ParsedRun, parse_trec_run, split_checked
 from pooling.progress import NoProgress, Progress
@@ -327,12 +334,18 @@ def _insert_fast(
     store: Store, item: _Planned, data: bytes, progress: Progress
 ) -> list[tuple[str, str, int]] | None:
     """DuckDB reads the file into the table; None (rows removed) if anything is irregular."""
-    if any(data.find(c) >= 0 for c in (b"\t", b"\r", b"\v", b"\f")) or any(long_lines(data)):
+    facts = line_facts(data)
+    if facts is not None:  # one pass in C
+        n_lines, longest, odd_whitespace = facts
+        if odd_whitespace or longest > MAX_LINE_BYTES:
+            return None
+    elif any(data.find(c) >= 0 for c in (b"\t", b"\r", b"\v", b"\f")) or any(long_lines(data)):
         return None
+    else:
+        n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     tag = _first_tag(data)
     if tag is None:
         return None
-    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     assert item.run_id is not None
     progress.start(f"importing {item.source}", total=n_lines)
     store.sql("fast read", _FAST_READ, {"run_id": item.run_id, "path": str(item.path.resolve()), "tag": tag})

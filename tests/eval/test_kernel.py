@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_differential_pytrec_eval import EVAL_PROFILE, GEO, SHARED, Case, _fmt, _theirs, cases
+from test_differential_pytrec_eval import EVAL_PROFILE, SHARED, Case, _theirs, assert_agree, cases
 
 from pooling.evaluation import evaluate, kernel
 from pooling.evaluation.qrels_index import QrelsIndex
@@ -81,13 +81,7 @@ def test_run_files_scanned_in_c_agree_with_pytrec_eval(tmp_path_factory, case: C
     assert _scanned(qrels, run) is not None  # the kernel, not the NumPy path, read it
     ours = evaluate(qrels, run, SHARED, missing_topics="skip", relevance_level=case.level).runs[0]
     theirs = _theirs(case)
-    assert sorted(theirs) == ours.query_ids
-    for t, qid in enumerate(ours.query_ids):
-        for name, value in theirs[qid].items():
-            mine = ours.per_query[name][t]
-            if name in GEO:
-                mine = math.log(max(mine, 1e-5))
-            assert _fmt(mine, name) == _fmt(value, name), (qid, name)
+    assert_agree(ours, theirs)
 
 
 def _random_collection(tmp: Path, seed: int, *, shuffle: bool, ties: float) -> tuple[Path, Path]:
@@ -245,3 +239,35 @@ def test_a_stored_runs_columns_give_the_values_of_its_file(tmp_path, monkeypatch
     assert from_file is not None and from_columns is not None
     for field in ("num_ret", "topic", "pos", "pos_asc", "qrow"):
         assert np.array_equal(getattr(from_file, field), getattr(from_columns, field)), field
+
+
+@given(st.lists(st.sampled_from([b"a", b"bc ", b"\n", b"\t", b"\r", b"\v", b"\f", b"x" * 40,
+                                 b"\n\n", b"\xef\xbb\xbf", b" "]), max_size=60))
+def test_line_facts_count_lines_and_find_odd_whitespace_as_python_does(pieces):
+    data = b"".join(pieces)
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    expected = (len(lines), max((len(x) for x in lines), default=0),
+                any(c in data for c in (b"\t", b"\r", b"\v", b"\f")))
+    assert kernel.line_facts(data) == expected
+
+
+def test_a_stored_run_evaluates_to_the_values_of_the_numpy_path(tmp_path, monkeypatch):
+    from pooling.store import Store
+    from pooling.store.evaluate import evaluate_store
+
+    qrels, run = _random_collection(tmp_path, 3, shuffle=False, ties=0.8)
+    with Store.create(tmp_path / "s.duckdb") as store:
+        store.import_qrels(qrels, name="q")
+        store.import_runs([run])
+        ours = evaluate_store(store, qrels="q", measures=EVERY, missing_topics="zero")
+        store.con.execute("DELETE FROM eval_results")
+        with monkeypatch.context() as m:
+            m.setenv("POOLING_KERNEL", "off")
+            numpy_path = evaluate_store(store, qrels="q", measures=EVERY, missing_topics="zero")
+    assert ours.computed == numpy_path.computed == [ours.run_ids[0]]
+    keys = [("run_id", "ascending"), ("query_id", "ascending"), ("measure", "ascending")]
+    assert ours.per_query.num_rows > 0
+    assert ours.per_query.sort_by(keys).equals(numpy_path.per_query.sort_by(keys))
+    assert ours.means.sort_by(keys[::2]).equals(numpy_path.means.sort_by(keys[::2]))
