@@ -346,7 +346,6 @@ typedef struct {
     size_t order_cap;
     unsigned char tag[256];
     size_t tag_len;     /* (size_t)-1: tag longer than 255 bytes */
-    int64_t first_index; /* qrels index of the first topic seen (-2: none yet) */
 } Scanner;
 
 static void scanner_free(Scanner *s) {
@@ -386,7 +385,6 @@ static PyObject *scanner_new(PyObject *self, PyObject *cap) {
     s->done = calloc((size_t)(q->n_topics > 0 ? q->n_topics : 1), 1);
     s->cur_len = (size_t)-1;
     s->cur_index = -1;
-    s->first_index = -2;
     s->sorted = 1;
     if (!s->num_ret || !s->done) {
         scanner_free(s);
@@ -573,8 +571,6 @@ static int start_topic(Scanner *s, const unsigned char *qid, size_t qlen) {
     memcpy(s->cur_topic, qid, qlen);
     s->cur_len = qlen;
     s->cur_index = find_topic(s->q, qid, qlen);
-    if (s->first_index == -2)
-        s->first_index = s->cur_index;
     if (s->cur_index >= 0 && s->done[s->cur_index])
         s->status = ST_UNGROUPED;
     if (s->cur_index >= 0 && s->q->topic_count[s->cur_index] &&
@@ -1058,9 +1054,9 @@ static PyObject *vec_bytes(const Vec *v) {
     return PyBytes_FromStringAndSize((const char *)v->v, (Py_ssize_t)(v->n * sizeof(int64_t)));
 }
 
-/* finish(scanner) -> (status, detail, rows, num_ret, topic, pos, pos_asc, qrow, tag, first):
- * the int64 arrays as bytes; tag is the last line's tag (None if there is none or it is
- * too long); first the qrels index of the first topic (-1 not in the qrels, -2 none). */
+/* finish(scanner) -> (status, detail, rows, num_ret, topic, pos, pos_asc, qrow, tag): the
+ * int64 arrays as bytes; tag is the last line's tag (None if there is none or it is too
+ * long); detail the line (within the scanned range) that stopped a text scan. */
 static PyObject *finish(PyObject *self, PyObject *cap) {
     Scanner *s = PyCapsule_GetPointer(cap, "pooling.scanner");
     if (!s)
@@ -1082,11 +1078,11 @@ static PyObject *finish(PyObject *self, PyObject *cap) {
         Py_INCREF(tag);
     }
     return Py_BuildValue(
-        "iLLNNNNNNL", s->status, (long long)s->detail, (long long)s->rows,
+        "iLLNNNNNN", s->status, (long long)s->detail, (long long)s->rows,
         PyBytes_FromStringAndSize((const char *)s->num_ret,
                                   (Py_ssize_t)(sizeof(int64_t) * (size_t)s->q->n_topics)),
         vec_bytes(&s->out_topic), vec_bytes(&s->out_pos), vec_bytes(&s->out_asc),
-        vec_bytes(&s->out_qrow), tag, (long long)s->first_index);
+        vec_bytes(&s->out_qrow), tag);
 }
 
 static PyMethodDef methods[] = {

@@ -155,7 +155,7 @@ def merge(parts: list[tuple]) -> KernelScan | None:
     num_ret = None
     judged: list[list[np.ndarray]] = [[], [], [], []]
     tag = None
-    for status, _detail, n, counts, *arrays, last_tag, _first in parts:
+    for status, _detail, n, counts, *arrays, last_tag in parts:
         if status:
             return None
         counts = np.frombuffer(counts, np.int64)
