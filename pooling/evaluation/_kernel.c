@@ -40,16 +40,31 @@ static inline uint64_t mix(uint64_t h) {
 
 static inline uint64_t hash_bytes(const unsigned char *p, size_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n * 0xC4CEB9FE1A85EC53ULL);
-    while (n >= 8) {
+    const unsigned char *q = p;
+    size_t m = n;
+    while (m > 8) {
         uint64_t w;
-        memcpy(&w, p, 8);
+        memcpy(&w, q, 8);
         h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
         h ^= h >> 32;
-        p += 8;
-        n -= 8;
+        q += 8;
+        m -= 8;
     }
-    uint64_t w = 0;
-    memcpy(&w, p, n);
+    /* the last 1-8 bytes in one or two loads (overlapping what was mixed in): a byte-wise
+     * copy into a word would stall on the store-to-load forward */
+    uint64_t w;
+    if (n >= 8) {
+        memcpy(&w, p + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        w = ((uint64_t)a << 32) | b;
+    } else if (n > 0) {
+        w = ((uint64_t)p[0] << 16) | ((uint64_t)p[n >> 1] << 8) | p[n - 1];
+    } else {
+        w = 0;
+    }
     return mix((h ^ w) * 0xC4CEB9FE1A85EC53ULL);
 }
 
@@ -58,6 +73,18 @@ static inline int bytes_cmp(const unsigned char *a, size_t na, const unsigned ch
     if (c)
         return c;
     return (na > nb) - (na < nb);
+}
+
+/* The i-th of Arrow's int32 (width 4) or int64 (width 8) offsets. */
+static inline int64_t offset_at(const unsigned char *offsets, int width, int64_t i) {
+    if (width == 8) {
+        int64_t v;
+        memcpy(&v, offsets + 8 * i, 8);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, offsets + 4 * i, 4);
+    return v;
 }
 
 /* ------------------------------------------------------------------ qrels */
@@ -71,11 +98,14 @@ typedef struct {
     int64_t *topic_first; /* rows are grouped by topic: topic t's are [first, first+count) */
     int64_t *topic_count;
     int64_t n_rows;
-    unsigned char *doc_data;
-    int64_t *doc_off;
-    int64_t *row_topic;
-    uint64_t *doc_hash;
-    int64_t n_dups;
+    /* the doc_ids: the caller's Arrow buffers, held (not copied) while the table lives */
+    Py_buffer doc_view, offset_view;
+    int views; /* how many of the two views are held */
+    const unsigned char *doc_data;
+    const unsigned char *doc_offsets;
+    int width;      /* bytes per offset: 4 or 8 */
+    int64_t start;  /* the array's first offset */
+    int64_t n_dups, cap_dups;
     int64_t *dups; /* rows whose (topic, doc_id) an earlier row already has */
 } Qrels;
 
@@ -87,12 +117,19 @@ static void qrels_free(Qrels *q) {
     free(q->topic_slot);
     free(q->topic_first);
     free(q->topic_count);
-    free(q->doc_data);
-    free(q->doc_off);
-    free(q->row_topic);
-    free(q->doc_hash);
     free(q->dups);
+    if (q->views > 0)
+        PyBuffer_Release(&q->doc_view);
+    if (q->views > 1)
+        PyBuffer_Release(&q->offset_view);
     free(q);
+}
+
+/* Judgment row r's doc_id and its length. */
+static inline const unsigned char *qrels_doc(const Qrels *q, int64_t r, size_t *n) {
+    int64_t a = offset_at(q->doc_offsets, q->width, q->start + r);
+    *n = (size_t)(offset_at(q->doc_offsets, q->width, q->start + r + 1) - a);
+    return q->doc_data + a;
 }
 
 static void qrels_capsule_free(PyObject *cap) {
@@ -136,18 +173,18 @@ static inline int64_t topic_judgment(const TopicJudgments *tj, const Qrels *q,
         if (r < 0)
             return -1;
         if (tj->hash[i] == h) {
-            size_t len = (size_t)(q->doc_off[r + 1] - q->doc_off[r]);
-            if (len == n && memcmp(q->doc_data + q->doc_off[r], p, n) == 0)
+            size_t len;
+            const unsigned char *doc = qrels_doc(q, r, &len);
+            if (len == n && memcmp(doc, p, n) == 0)
                 return r;
         }
         i = (i + 1) & tj->mask;
     }
 }
 
-/* Fill the table with topic t's judgments; a (topic, doc_id) seen before goes to dups (if
- * given). Returns -1 on memory exhaustion. */
-static int topic_judgments_fill(TopicJudgments *tj, const Qrels *q, int64_t t, int64_t *dups,
-                                int64_t *n_dups) {
+/* Fill the table with topic t's judgments; a (topic, doc_id) seen before goes to the
+ * qrels' dups when `note_dups`. Returns -1 on memory exhaustion. */
+static int topic_judgments_fill(TopicJudgments *tj, Qrels *q, int64_t t, int note_dups) {
     int64_t first = q->topic_first[t], count = q->topic_count[t];
     size_t size = 16;
     while (size < (size_t)count * 4)
@@ -166,12 +203,21 @@ static int topic_judgments_fill(TopicJudgments *tj, const Qrels *q, int64_t t, i
     tj->mask = size - 1;
     memset(tj->row, 0xff, size * sizeof(int32_t));
     for (int64_t r = first; r < first + count; r++) {
-        const unsigned char *p = q->doc_data + q->doc_off[r];
-        size_t n = (size_t)(q->doc_off[r + 1] - q->doc_off[r]);
-        uint64_t h = q->doc_hash[r];
+        size_t n;
+        const unsigned char *p = qrels_doc(q, r, &n);
+        uint64_t h = hash_bytes(p, n);
         if (topic_judgment(tj, q, p, n, h) >= 0) {
-            if (dups)
-                dups[(*n_dups)++] = r;
+            if (note_dups) {
+                if (q->n_dups == q->cap_dups) {
+                    int64_t cap = q->cap_dups ? q->cap_dups * 2 : 16;
+                    int64_t *d = realloc(q->dups, (size_t)cap * sizeof(int64_t));
+                    if (!d)
+                        return -1;
+                    q->dups = d;
+                    q->cap_dups = cap;
+                }
+                q->dups[q->n_dups++] = r;
+            }
             continue;
         }
         uint64_t i = h & tj->mask;
@@ -183,15 +229,6 @@ static int topic_judgments_fill(TopicJudgments *tj, const Qrels *q, int64_t t, i
     return 0;
 }
 
-/* Copy `n` int64 offsets (or int32 ones, widened) out of a buffer. */
-static int64_t *copy_offsets(const Py_buffer *b, Py_ssize_t n) {
-    int64_t *out = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
-    if (!out)
-        return NULL;
-    memcpy(out, b->buf, sizeof(int64_t) * (size_t)n);
-    return out;
-}
-
 static unsigned char *copy_data(const Py_buffer *b) {
     unsigned char *out = malloc((size_t)b->len + 1);
     if (out)
@@ -199,11 +236,17 @@ static unsigned char *copy_data(const Py_buffer *b) {
     return out;
 }
 
-/* qrels_table(topic_data, topic_offsets[T+1] int64, doc_data, doc_offsets[E+1] int64,
- * row_topic[E] int64) -> capsule. Topics are in the caller's order (strcmp order). */
+/* qrels_table(topic_data, topic_offsets[T+1] int64, doc_data, doc_offsets, width, start,
+ * row_topic[E] int64) -> capsule. The doc_ids are an Arrow binary array's buffers (offsets
+ * of `width` bytes from index `start`), held by the table, not copied; rows are grouped by
+ * topic in the topics' order (strcmp order). */
 static PyObject *qrels_table(PyObject *self, PyObject *args) {
-    Py_buffer td, to, dd, dof, rt;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*", &td, &to, &dd, &dof, &rt))
+    Py_buffer td, to, rt;
+    PyObject *doc_obj, *offsets_obj;
+    int width;
+    long long start;
+    if (!PyArg_ParseTuple(args, "y*y*OOiLy*", &td, &to, &doc_obj, &offsets_obj, &width, &start,
+                          &rt))
         return NULL;
     Qrels *q = calloc(1, sizeof(Qrels));
     PyObject *result = NULL;
@@ -211,31 +254,36 @@ static PyObject *qrels_table(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
+    if (PyObject_GetBuffer(doc_obj, &q->doc_view, PyBUF_SIMPLE) < 0)
+        goto done;
+    q->views = 1;
+    if (PyObject_GetBuffer(offsets_obj, &q->offset_view, PyBUF_SIMPLE) < 0)
+        goto done;
+    q->views = 2;
     q->n_topics = (int64_t)(to.len / 8) - 1;
     q->n_rows = (int64_t)(rt.len / 8);
-    if (q->n_topics < 0 || dof.len / 8 != q->n_rows + 1) {
+    q->width = width;
+    q->start = start;
+    if (q->n_topics < 0 || (width != 4 && width != 8) || start < 0 ||
+        q->offset_view.len < (Py_ssize_t)(width * (start + q->n_rows + 1))) {
         PyErr_SetString(PyExc_ValueError, "qrels_table: offsets do not match");
         goto done;
     }
+    q->doc_data = q->doc_view.buf;
+    q->doc_offsets = q->offset_view.buf;
     q->topic_data = copy_data(&td);
-    q->topic_off = copy_offsets(&to, q->n_topics + 1);
-    q->doc_data = copy_data(&dd);
-    q->doc_off = copy_offsets(&dof, q->n_rows + 1);
-    q->row_topic = copy_offsets(&rt, q->n_rows);
+    q->topic_off = malloc(sizeof(int64_t) * (size_t)(q->n_topics + 1));
     uint64_t tsize = table_size(q->n_topics);
     q->topic_mask = tsize - 1;
     q->topic_slot = malloc(sizeof(int32_t) * tsize);
     size_t nt = (size_t)(q->n_topics > 0 ? q->n_topics : 1);
     q->topic_first = calloc(nt, sizeof(int64_t));
     q->topic_count = calloc(nt, sizeof(int64_t));
-    size_t nr = (size_t)(q->n_rows > 0 ? q->n_rows : 1);
-    q->doc_hash = malloc(sizeof(uint64_t) * nr);
-    q->dups = malloc(sizeof(int64_t) * nr);
-    if (!q->topic_data || !q->topic_off || !q->doc_data || !q->doc_off || !q->row_topic ||
-        !q->topic_slot || !q->topic_first || !q->topic_count || !q->doc_hash || !q->dups) {
+    if (!q->topic_data || !q->topic_off || !q->topic_slot || !q->topic_first || !q->topic_count) {
         PyErr_NoMemory();
         goto done;
     }
+    memcpy(q->topic_off, to.buf, sizeof(int64_t) * (size_t)(q->n_topics + 1));
     memset(q->topic_slot, 0xff, sizeof(int32_t) * tsize);
     for (int64_t t = 0; t < q->n_topics; t++) {
         const unsigned char *p = q->topic_data + q->topic_off[t];
@@ -245,21 +293,20 @@ static PyObject *qrels_table(PyObject *self, PyObject *args) {
             i = (i + 1) & q->topic_mask;
         q->topic_slot[i] = (int32_t)t;
     }
+    const int64_t *row_topic = rt.buf;
     for (int64_t r = 0; r < q->n_rows; r++) {
-        int64_t t = q->row_topic[r];
-        if (t < 0 || t >= q->n_topics || (r > 0 && t < q->row_topic[r - 1])) {
+        int64_t t = row_topic[r];
+        if (t < 0 || t >= q->n_topics || (r > 0 && t < row_topic[r - 1])) {
             PyErr_SetString(PyExc_ValueError,
                             "qrels_table: rows must be grouped by topic, in topic order");
             goto done;
         }
         if (q->topic_count[t]++ == 0)
             q->topic_first[t] = r;
-        q->doc_hash[r] = hash_bytes(q->doc_data + q->doc_off[r],
-                                    (size_t)(q->doc_off[r + 1] - q->doc_off[r]));
     }
     TopicJudgments tj = {0};
     for (int64_t t = 0; t < q->n_topics; t++) {
-        if (q->topic_count[t] && topic_judgments_fill(&tj, q, t, q->dups, &q->n_dups)) {
+        if (q->topic_count[t] && topic_judgments_fill(&tj, q, t, 1)) {
             free(tj.hash);
             free(tj.row);
             PyErr_NoMemory();
@@ -275,8 +322,6 @@ done:
     qrels_free(q);
     PyBuffer_Release(&td);
     PyBuffer_Release(&to);
-    PyBuffer_Release(&dd);
-    PyBuffer_Release(&dof);
     PyBuffer_Release(&rt);
     return result;
 }
@@ -341,7 +386,9 @@ typedef struct {
     Vec out_topic, out_pos, out_asc, out_qrow;
     /* scratch */
     int32_t *set;
+    uint64_t *set_hash;
     size_t set_cap;
+    int unique; /* the rows are known to hold no doc_id twice in a topic (a stored run) */
     uint32_t *order;
     size_t order_cap;
     unsigned char tag[256];
@@ -361,6 +408,7 @@ static void scanner_free(Scanner *s) {
     free(s->out_asc.v);
     free(s->out_qrow.v);
     free(s->set);
+    free(s->set_hash);
     free(s->order);
     free(s->judgments.hash);
     free(s->judgments.row);
@@ -371,7 +419,12 @@ static void scanner_capsule_free(PyObject *cap) {
     scanner_free((Scanner *)PyCapsule_GetPointer(cap, "pooling.scanner"));
 }
 
-static PyObject *scanner_new(PyObject *self, PyObject *cap) {
+/* scanner(qrels, unique=False): unique skips the check for a doc_id twice in a topic. */
+static PyObject *scanner_new(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    int unique = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &cap, &unique))
+        return NULL;
     const Qrels *q = PyCapsule_GetPointer(cap, "pooling.qrels");
     if (!q)
         return NULL;
@@ -379,6 +432,7 @@ static PyObject *scanner_new(PyObject *self, PyObject *cap) {
     if (!s)
         return PyErr_NoMemory();
     s->q = q;
+    s->unique = unique;
     Py_INCREF(cap);
     s->qrels_ref = cap;
     s->num_ret = calloc((size_t)(q->n_topics > 0 ? q->n_topics : 1), sizeof(int64_t));
@@ -431,7 +485,8 @@ static int emit(Scanner *s, int64_t pos, int64_t asc, int32_t qrow) {
     return 0;
 }
 
-/* True when a doc_id appears twice among the topic's lines. */
+/* True when a doc_id appears twice among the topic's lines. The set holds the lines'
+ * hashes beside their indices, so most probes never touch the lines themselves. */
 static int has_duplicate(Scanner *s) {
     size_t n = s->n_lines;
     size_t size = 16;
@@ -439,9 +494,13 @@ static int has_duplicate(Scanner *s) {
         size <<= 1;
     if (s->set_cap < size) {
         int32_t *p = realloc(s->set, size * sizeof(int32_t));
-        if (!p)
+        if (p)
+            s->set = p;
+        uint64_t *h = realloc(s->set_hash, size * sizeof(uint64_t));
+        if (h)
+            s->set_hash = h;
+        if (!p || !h)
             return -1;
-        s->set = p;
         s->set_cap = size;
     }
     memset(s->set, 0xff, size * sizeof(int32_t));
@@ -450,13 +509,16 @@ static int has_duplicate(Scanner *s) {
         const Line *l = &s->lines[i];
         size_t k = (size_t)l->hash & mask;
         while (s->set[k] >= 0) {
-            const Line *o = &s->lines[s->set[k]];
-            if (o->hash == l->hash && o->doc_len == l->doc_len &&
-                memcmp(s->arena + o->doc_off, s->arena + l->doc_off, l->doc_len) == 0)
-                return 1;
+            if (s->set_hash[k] == l->hash) {
+                const Line *o = &s->lines[s->set[k]];
+                if (o->doc_len == l->doc_len &&
+                    memcmp(s->arena + o->doc_off, s->arena + l->doc_off, l->doc_len) == 0)
+                    return 1;
+            }
             k = (k + 1) & mask;
         }
         s->set[k] = (int32_t)i;
+        s->set_hash[k] = l->hash;
     }
     return 0;
 }
@@ -467,7 +529,7 @@ static int finish_topic(Scanner *s) {
     if (s->cur_index < 0 || n == 0)
         goto reset;
     s->num_ret[s->cur_index] = (int64_t)n;
-    int dup = has_duplicate(s);
+    int dup = s->unique ? 0 : has_duplicate(s);
     if (dup < 0)
         return -1;
     if (dup) {
@@ -574,7 +636,7 @@ static int start_topic(Scanner *s, const unsigned char *qid, size_t qlen) {
     if (s->cur_index >= 0 && s->done[s->cur_index])
         s->status = ST_UNGROUPED;
     if (s->cur_index >= 0 && s->q->topic_count[s->cur_index] &&
-        topic_judgments_fill(&s->judgments, s->q, s->cur_index, NULL, NULL))
+        topic_judgments_fill(&s->judgments, (Qrels *)s->q, s->cur_index, 0))
         return -1;
     return 0;
 }
@@ -932,17 +994,6 @@ static PyObject *scan_file(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------ Arrow columns */
 
-static inline int64_t offset_at(const unsigned char *offsets, int width, int64_t i) {
-    if (width == 8) {
-        int64_t v;
-        memcpy(&v, offsets + 8 * i, 8);
-        return v;
-    }
-    int32_t v;
-    memcpy(&v, offsets + 4 * i, 4);
-    return v;
-}
-
 /* scan_columns(scanner, qid_offsets, qid_data, qid_width, qid_start, doc_offsets, doc_data,
  * doc_width, doc_start, scores, score_start, n) -> status: rows of Arrow string/binary
  * columns (no nulls) and a float64 column, `*_start` being the arrays' offsets. */
@@ -1088,7 +1139,7 @@ static PyObject *finish(PyObject *self, PyObject *cap) {
 static PyMethodDef methods[] = {
     {"qrels_table", qrels_table, METH_VARARGS, "Judgments prepared for scanning runs."},
     {"qrels_duplicates", qrels_duplicates, METH_O, "Rows judged twice in their topic."},
-    {"scanner", scanner_new, METH_O, "A scanner of one run (or part of one) against qrels."},
+    {"scanner", scanner_new, METH_VARARGS, "A scanner of one run (or part of one) against qrels."},
     {"scan_file", scan_file, METH_VARARGS, "Scan a byte range of a clean run file."},
     {"scan_columns", scan_columns, METH_VARARGS, "Scan run rows given as Arrow columns."},
     {"line_facts", line_facts, METH_O, "Lines, the longest line and odd whitespace of a text."},

@@ -301,7 +301,7 @@ def _kernel_ranking(
     """A run file's (or stream's) ranking through the C kernel; None when it declines."""
     if isinstance(run, RunStream):
         with Ahead(run.batches, name="run-stream") as batches:
-            scanned = kernel.scan_columns(index.kernel_table, batches)
+            scanned = kernel.scan_columns(index.kernel_table, batches, unique=run.unique)
         if scanned is None:
             return None
         run_id, source = run.run_id, run.source

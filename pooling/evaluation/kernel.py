@@ -49,15 +49,24 @@ class KernelScan:
 
 
 def qrels_table(doc_id: pa.Array, topic: np.ndarray, topics: list[str]) -> object:
-    """The kernel's hash table of the judgments (doc_id, topic index) and of the topics."""
+    """The kernel's hash table of the judgments (doc_id, topic index) and of the topics.
+
+    The table reads the doc_ids from the array's own buffers (it holds them, it does not
+    copy them): with millions of judgments, copies would be the evaluator's memory peak.
+    """
     encoded = [t.encode() for t in topics]
     topic_offsets = np.zeros(len(encoded) + 1, np.int64)
     np.cumsum([len(t) for t in encoded], out=topic_offsets[1:])
-    doc_id = doc_id.cast(pa.binary()) if not pa.types.is_binary(doc_id.type) else doc_id
-    offsets = np.frombuffer(doc_id.buffers()[1], np.int32, len(doc_id) + 1, doc_id.offset * 4)
-    data = doc_id.buffers()[2]
-    return _kernel.qrels_table(b"".join(encoded), topic_offsets, data if data is not None else b"",
-                               offsets.astype(np.int64), np.ascontiguousarray(topic, np.int64))
+    if pa.types.is_string(doc_id.type) or pa.types.is_large_string(doc_id.type):
+        doc_id = doc_id.cast(pa.large_binary() if pa.types.is_large_string(doc_id.type)
+                             else pa.binary())  # the same buffers, seen as bytes
+    width = 8 if pa.types.is_large_binary(doc_id.type) else 4
+    _, offsets, data = doc_id.buffers()
+    if offsets is None:  # an empty array
+        offsets, width = np.zeros(1, np.int32), 4
+    return _kernel.qrels_table(b"".join(encoded), topic_offsets,
+                               data if data is not None else b"", offsets, width, doc_id.offset,
+                               np.ascontiguousarray(topic, np.int64))
 
 
 def qrels_duplicates(table: object) -> np.ndarray:
@@ -112,16 +121,20 @@ def scan_file(table: object, path: str | os.PathLike[str]) -> KernelScan | None:
     return merge([_kernel.finish(s) for s in scanners])
 
 
-def scan_columns(table: object, batches: Iterable[pa.RecordBatch | pa.Table]) -> KernelScan | None:
+def scan_columns(table: object, batches: Iterable[pa.RecordBatch | pa.Table], *,
+                 unique: bool = False) -> KernelScan | None:
     """A run given as Arrow batches (query_id, doc_id, score) scanned against the qrels
-    table, or None when the kernel declines (nulls, NaN, a topic's rows apart...)."""
-    scanner = _kernel.scanner(table)
+    table, or None when the kernel declines (nulls, NaN, a topic's rows apart...).
+    unique: no doc_id is twice in a topic (a stored run), so that is not checked."""
+    scanner = _kernel.scanner(table, unique)
     for batch in batches:
         columns = [batch.column(name) for name in ("query_id", "doc_id", "score")]
         pieces = [c.chunks if isinstance(c, pa.ChunkedArray) else [c] for c in columns]
         if len({len(p) for p in pieces}) != 1:
             pieces = [[pa.concat_arrays(p)] if p else [] for p in pieces]
         for qid, doc, score in zip(*pieces, strict=True):
+            if not len(score):
+                continue
             qid_args, doc_args = _string_args(qid), _string_args(doc)
             if qid_args is None or doc_args is None or score.null_count or (
                     score.type != pa.float64()):

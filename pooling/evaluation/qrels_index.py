@@ -67,10 +67,15 @@ class QrelsIndex:
         topic_np = topic.to_numpy(zero_copy_only=False).astype(np.int64)
         grade = pc.cast(qrels.column("relevance"), pa.int64()).to_numpy(zero_copy_only=False)
         doc_id = pc.cast(qrels.column("doc_id"), pa.string()).combine_chunks()
-        order = np.argsort(topic_np, kind="stable")
-        self.topic = topic_np[order]
-        self.grade = grade[order]
-        self.doc_id: pa.Array = doc_id.take(pa.array(order))
+        self.doc_id: pa.Array
+        if len(topic_np) < 2 or bool(np.all(topic_np[1:] >= topic_np[:-1])):
+            # qrels files list topics in order: no copies of millions of rows to sort them
+            self.topic, self.grade, self.doc_id = topic_np, grade, doc_id
+        else:
+            order = np.argsort(topic_np, kind="stable")
+            self.topic = topic_np[order]
+            self.grade = grade[order]
+            self.doc_id = doc_id.take(pa.array(order))
         self.starts = np.searchsorted(self.topic, np.arange(len(self.topics) + 1))
 
     # The keys serve the NumPy path only: a run the C kernel scans never needs them.

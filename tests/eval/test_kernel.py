@@ -271,3 +271,52 @@ def test_a_stored_run_evaluates_to_the_values_of_the_numpy_path(tmp_path, monkey
     assert ours.per_query.num_rows > 0
     assert ours.per_query.sort_by(keys).equals(numpy_path.per_query.sort_by(keys))
     assert ours.means.sort_by(keys[::2]).equals(numpy_path.means.sort_by(keys[::2]))
+
+
+TOKENS = ["1", "2", "10", "#", "Q0", "a", "b", "B", "d1", "é", "0.5", "1e2", "-0", "inf", "nan",
+          "x" * 300, "", " ", "\t", "\r", "\x00", "\ufeff1", ".", "2.50", "0x10"]
+
+
+
+@st.composite
+def run_lines(draw) -> list[str]:
+    """A run line: mostly six well-formed fields, sometimes one of them replaced by an odd
+    token, or a line of odd tokens only."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.lists(st.sampled_from(TOKENS), max_size=8))
+    fields = [draw(st.sampled_from(["1", "2", "10", "3"])), "Q0",
+              draw(st.sampled_from(["a", "b", "B", "d1", "c", "e"])), "1",
+              draw(st.sampled_from(["0.5", "1", "2.50", "1e2", "-0", "3", ".5", "+1"])), "t"]
+    if draw(st.integers(0, 4)) == 0:
+        fields[draw(st.integers(0, 5))] = draw(st.sampled_from(TOKENS))
+    return fields
+
+
+@given(st.lists(run_lines(), max_size=25), st.sampled_from(["\n", "\n", "\r\n"]),
+       st.booleans())
+def test_any_run_text_gives_the_outcome_of_the_numpy_path(tmp_path_factory, lines, newline,
+                                                          final_newline):
+    """Whatever the bytes, the kernel either reads the file exactly as the NumPy path does or
+    declines it: same values, or the same error."""
+    tmp = tmp_path_factory.mktemp("fuzz")
+    qrels = tmp / "qrels.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 a 2\n10 0 d1 1\n")
+    run = tmp / "run.txt"
+    text = newline.join(" ".join(tokens) for tokens in lines)
+    run.write_bytes((text + (newline if final_newline and lines else "")).encode())
+
+    def outcome():
+        try:
+            return evaluate(qrels, run, ["map", "ndcg", "num_ret", "Judged(ties=asc)@2"],
+                            missing_topics="zero")
+        except Exception as exc:  # noqa: BLE001 - compared below
+            return type(exc), str(exc)
+
+    ours = outcome()
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv("POOLING_KERNEL", "off")
+        theirs = outcome()
+    if isinstance(theirs, tuple) or isinstance(ours, tuple):
+        assert ours == theirs
+    else:
+        _same(ours, theirs)
