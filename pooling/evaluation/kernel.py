@@ -62,10 +62,11 @@ def qrels_table(doc_id: pa.Array, topic: np.ndarray, topics: list[str]) -> objec
                              else pa.binary())  # the same buffers, seen as bytes
     width = 8 if pa.types.is_large_binary(doc_id.type) else 4
     _, offsets, data = doc_id.buffers()
+    start = doc_id.offset
     if offsets is None:  # an empty array
-        offsets, width = np.zeros(1, np.int32), 4
+        offsets, width, start = np.zeros(1, np.int32), 4, 0
     return _kernel.qrels_table(b"".join(encoded), topic_offsets,
-                               data if data is not None else b"", offsets, width, doc_id.offset,
+                               data if data is not None else b"", offsets, width, start,
                                np.ascontiguousarray(topic, np.int64))
 
 

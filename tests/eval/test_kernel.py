@@ -320,3 +320,18 @@ def test_any_run_text_gives_the_outcome_of_the_numpy_path(tmp_path_factory, line
         assert ours == theirs
     else:
         _same(ours, theirs)
+
+
+def test_the_kernel_table_reads_a_sliced_doc_id_array_from_its_offset(tmp_path):
+    """The kernel reads the qrels' doc_ids in place: a sliced array starts mid-buffer."""
+    qrels_path, run = _random_collection(tmp_path, 9, shuffle=False, ties=0.5)
+    index = QrelsIndex(load_qrels(qrels_path).table)
+    padded = pa.concat_arrays([pa.array(["pad1", "pad2", "pad3"]), index.doc_id])
+    sliced = padded.slice(3)
+    assert sliced.offset == 3 and sliced.equals(index.doc_id)
+    in_place = kernel.qrels_table(sliced, index.topic, index.topics)
+    copied = kernel.qrels_table(index.doc_id, index.topic, index.topics)
+    a, b = kernel.scan_file(in_place, run), kernel.scan_file(copied, run)
+    assert a is not None and b is not None and len(a.qrow) > 0
+    for field in ("num_ret", "topic", "pos", "pos_asc", "qrow"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
