@@ -26,7 +26,7 @@ from pooling.evaluation.ranking import (
     keep_judged,
     kernel_ranking,
 )
-from pooling.evaluation.topics import MissingTopics, candidate_topics, plan_topics
+from pooling.evaluation.topics import MissingTopics, TopicPlan, candidate_topics, plan_topics
 from pooling.evaluation.trec_input import (
     RunReader,
     TrecRun,
@@ -314,9 +314,7 @@ def _kernel_ranking(
         except UnicodeDecodeError:
             return None
         source = display_name(run)
-    plan = plan_topics(candidates, scanned.num_ret > 0, index.topics, missing_topics, source)
-    if len(plan.topics) == 0:
-        raise NoTopicsError(f"run {source} shares no topic with the qrels; check the query_ids")
+    plan = _plan(candidates, scanned.num_ret > 0, index, missing_topics, source)
     return kernel_ranking(index, plan, scanned, max_docs=max_docs, run_id=run_id)
 
 
@@ -332,12 +330,24 @@ def _numpy_ranking(
 ) -> Ranking:
     """A run's ranking through the NumPy path (any input; says what is wrong with a file)."""
     scan, run_id, source = _scan(run, position, index, reader, warnings)
-    plan = plan_topics(candidates, scan.covered, index.topics, missing_topics, source)
-    if len(plan.topics) == 0:
-        raise NoTopicsError(f"run {source} shares no topic with the qrels; check the query_ids")
+    plan = _plan(candidates, scan.covered, index, missing_topics, source)
     if scan.has_nan:
         raise EvaluationError(f"run {source} has NaN scores; scores must be numbers")
     return build_ranking(index, plan, scan, max_docs=max_docs, run_id=run_id, run_name=source)
+
+
+def _plan(
+    candidates: np.ndarray,
+    covered: np.ndarray,
+    index: QrelsIndex,
+    missing_topics: MissingTopics,
+    source: str,
+) -> TopicPlan:
+    """The run's topics under the missing-topics policy; none at all is an error."""
+    plan = plan_topics(candidates, covered, index.topics, missing_topics, source)
+    if len(plan.topics) == 0:
+        raise NoTopicsError(f"run {source} shares no topic with the qrels; check the query_ids")
+    return plan
 
 
 def _compute(

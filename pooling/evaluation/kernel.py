@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from pooling.formats.source import MAGIC_BYTES, MAX_LINE_BYTES, compression_of
+from pooling.formats.source import MAGIC_BYTES, MAX_LINE_BYTES, compression_of, long_lines
 
 try:
     from pooling.evaluation import _kernel
@@ -75,10 +75,15 @@ def qrels_duplicates(table: object) -> np.ndarray:
     return np.frombuffer(_kernel.qrels_duplicates(table), np.int64)
 
 
-def line_facts(data: bytes | bytearray | memoryview) -> tuple[int, int, bool] | None:
-    """(lines, longest line in bytes, any tab/CR/VT/FF) of a text in one pass; None without
-    the kernel."""
-    return _kernel.line_facts(data) if enabled() else None
+def line_facts(data: bytes | bytearray, max_line: int) -> tuple[int, bool, bool]:
+    """(lines, whether a line is longer than max_line bytes, whether a tab, CR, VT or FF
+    occurs) of a text: one pass in C, or a few `find` passes without the kernel."""
+    if enabled():
+        lines, longest, odd_whitespace = _kernel.line_facts(data)
+        return lines, longest > max_line, odd_whitespace
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    return (lines, any(long_lines(data, max_line)),
+            any(data.find(c) >= 0 for c in (b"\t", b"\r", b"\v", b"\f")))
 
 
 def eligible(run: object) -> bool:

@@ -32,7 +32,6 @@ from pooling.formats.source import (
     MAX_LINE_BYTES,
     decompress,
     display_name,
-    long_lines,
     read_file_bytes,
 )
 from pooling.formats.topic_map import TopicMap, details_json
@@ -334,15 +333,9 @@ def _insert_fast(
     store: Store, item: _Planned, data: bytes, progress: Progress
 ) -> list[tuple[str, str, int]] | None:
     """DuckDB reads the file into the table; None (rows removed) if anything is irregular."""
-    facts = line_facts(data)
-    if facts is not None:  # one pass in C
-        n_lines, longest, odd_whitespace = facts
-        if odd_whitespace or longest > MAX_LINE_BYTES:
-            return None
-    elif any(data.find(c) >= 0 for c in (b"\t", b"\r", b"\v", b"\f")) or any(long_lines(data)):
+    n_lines, too_long, odd_whitespace = line_facts(data, MAX_LINE_BYTES)
+    if odd_whitespace or too_long:
         return None
-    else:
-        n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     tag = _first_tag(data)
     if tag is None:
         return None

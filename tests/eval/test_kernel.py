@@ -244,13 +244,19 @@ def test_a_stored_runs_columns_give_the_values_of_its_file(tmp_path, monkeypatch
 @given(st.lists(st.sampled_from([b"a", b"bc ", b"\n", b"\t", b"\r", b"\v", b"\f", b"x" * 40,
                                  b"\n\n", b"\xef\xbb\xbf", b" "]), max_size=60))
 def test_line_facts_count_lines_and_find_odd_whitespace_as_python_does(pieces):
+    """In C, and in the passes taken without the kernel: every bound on the line length
+    tells whether the longest line is over it."""
     data = b"".join(pieces)
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    expected = (len(lines), max((len(x) for x in lines), default=0),
-                any(c in data for c in (b"\t", b"\r", b"\v", b"\f")))
-    assert kernel.line_facts(data) == expected
+    longest = max((len(x) for x in lines), default=0)
+    odd = any(c in data for c in (b"\t", b"\r", b"\v", b"\f"))
+    for setting in ("on", "off"):
+        with pytest.MonkeyPatch.context() as m:
+            m.setenv("POOLING_KERNEL", setting)
+            for bound in range(longest + 2):
+                assert kernel.line_facts(data, bound) == (len(lines), longest > bound, odd)
 
 
 def test_a_stored_run_evaluates_to_the_values_of_the_numpy_path(tmp_path, monkeypatch):
