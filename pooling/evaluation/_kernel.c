@@ -24,7 +24,7 @@
 
 enum {
     ST_OK = 0,
-    ST_NOT_CLEAN = 1,  /* the line at `detail` (1-based, within the scanned range) */
+    ST_NOT_CLEAN = 1,  /* a line the general path must read */
     ST_DUPLICATE = 2,  /* a doc_id twice in a topic */
     ST_UNGROUPED = 3,  /* a topic's lines are not together */
 };
@@ -367,7 +367,6 @@ typedef struct {
     PyObject *qrels_ref; /* keeps the qrels capsule alive */
     const Qrels *q;
     int status;
-    int64_t detail;
     int64_t rows;       /* data lines seen */
     int64_t *num_ret;   /* lines per qrels topic */
     unsigned char *done; /* a qrels topic's lines have ended */
@@ -856,7 +855,7 @@ done:
 /* The lines of buf[0..len): each complete, clean line goes to add_line. Returns bytes used
  * (up to the last complete line; all of it when `final`), or -1 on memory exhaustion. */
 static Py_ssize_t scan_lines(Scanner *s, const unsigned char *buf, size_t len, int final,
-                             int64_t *line_no, size_t max_line) {
+                             size_t max_line) {
     size_t at = 0;
     while (at < len && s->status == ST_OK) {
         const unsigned char *f[7];
@@ -864,10 +863,8 @@ static Py_ssize_t scan_lines(Scanner *s, const unsigned char *buf, size_t len, i
         int found = split_line(buf, at, len, final, max_line, f, &end);
         if (found == 0)
             break;
-        (*line_no)++;
         if (found < 0) {
             s->status = ST_NOT_CLEAN;
-            s->detail = *line_no;
             break;
         }
         const unsigned char *e = buf + end;
@@ -885,10 +882,8 @@ static Py_ssize_t scan_lines(Scanner *s, const unsigned char *buf, size_t len, i
             goto unclean;
         if (add_line(s, f[0], (size_t)(f[1] - 1 - f[0]), f[2], (size_t)(f[3] - 1 - f[2]), score))
             return -1;
-        if (s->status != ST_OK) {
-            s->detail = *line_no;
+        if (s->status != ST_OK)
             break;
-        }
         size_t tlen = (size_t)(e - f[5]);
         if (tlen < sizeof s->tag) {
             memcpy(s->tag, f[5], tlen);
@@ -900,7 +895,6 @@ static Py_ssize_t scan_lines(Scanner *s, const unsigned char *buf, size_t len, i
         continue;
     unclean:
         s->status = ST_NOT_CLEAN;
-        s->detail = *line_no;
         break;
     }
     return (Py_ssize_t)(at < len ? at : len);
@@ -937,7 +931,6 @@ static PyObject *scan_file(PyObject *self, PyObject *args) {
             nomem = 1;
         size_t have = 0;
         long long offset = begin;
-        int64_t line_no = 0;
         while (buf && s->status == ST_OK) {
             size_t want = cap_bytes - have;
             if (end >= 0 && (long long)want > end - offset)
@@ -952,7 +945,7 @@ static PyObject *scan_file(PyObject *self, PyObject *args) {
             offset += got;
             have += (size_t)got;
             int final = got == 0;
-            Py_ssize_t used = scan_lines(s, buf, have, final, &line_no, (size_t)max_line);
+            Py_ssize_t used = scan_lines(s, buf, have, final, (size_t)max_line);
             if (used < 0) {
                 nomem = 1;
                 break;
@@ -964,7 +957,6 @@ static PyObject *scan_file(PyObject *self, PyObject *args) {
             if (have == cap_bytes) { /* a line longer than the buffer */
                 if (cap_bytes > (size_t)max_line + 2) {
                     s->status = ST_NOT_CLEAN;
-                    s->detail = line_no + 1;
                     break;
                 }
                 unsigned char *p = realloc(buf, cap_bytes * 2 + 16);
@@ -1105,9 +1097,8 @@ static PyObject *vec_bytes(const Vec *v) {
     return PyBytes_FromStringAndSize((const char *)v->v, (Py_ssize_t)(v->n * sizeof(int64_t)));
 }
 
-/* finish(scanner) -> (status, detail, rows, num_ret, topic, pos, pos_asc, qrow, tag): the
- * int64 arrays as bytes; tag is the last line's tag (None if there is none or it is too
- * long); detail the line (within the scanned range) that stopped a text scan. */
+/* finish(scanner) -> (status, rows, num_ret, topic, pos, pos_asc, qrow, tag): the int64
+ * arrays as bytes; tag is the last line's tag (None if there is none or it is too long). */
 static PyObject *finish(PyObject *self, PyObject *cap) {
     Scanner *s = PyCapsule_GetPointer(cap, "pooling.scanner");
     if (!s)
@@ -1129,7 +1120,7 @@ static PyObject *finish(PyObject *self, PyObject *cap) {
         Py_INCREF(tag);
     }
     return Py_BuildValue(
-        "iLLNNNNNN", s->status, (long long)s->detail, (long long)s->rows,
+        "iLNNNNNN", s->status, (long long)s->rows,
         PyBytes_FromStringAndSize((const char *)s->num_ret,
                                   (Py_ssize_t)(sizeof(int64_t) * (size_t)s->q->n_topics)),
         vec_bytes(&s->out_topic), vec_bytes(&s->out_pos), vec_bytes(&s->out_asc),

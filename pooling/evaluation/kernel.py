@@ -174,7 +174,7 @@ def merge(parts: list[tuple]) -> KernelScan | None:
     num_ret = None
     judged: list[list[np.ndarray]] = [[], [], [], []]
     tag = None
-    for status, _detail, n, counts, *arrays, last_tag in parts:
+    for status, n, counts, *arrays, last_tag in parts:
         if status:
             return None
         counts = np.frombuffer(counts, np.int64)
