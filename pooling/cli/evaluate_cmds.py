@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from pooling.cli.app import app
+from pooling.cli.app import app, state
 from pooling.cli.engine_options import EngineArg, EngineOpt, RayAddress
 from pooling.cli.store_cmds import StoreArg
 from pooling.console import Console, set_wide_note
@@ -61,6 +61,9 @@ def evaluate_cmd(
             collection_size=collection_size,
             engine=engine.value, ray_address=ray_address, partitions=partitions,
         )
+    # The store is closed (its last checkpoint written): with the local engine nothing is
+    # left to clean up, and tearing the interpreter down would only add to the wait.
+    state.fast_exit = engine is EngineOpt.local
     typer.echo(f"qrels: {result.qrels_version}", err=True)
     skipped = [m for m in result.text_measures if m != "runid"]
     if skipped:

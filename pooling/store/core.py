@@ -290,8 +290,11 @@ class Store:
         """
         from pooling.evaluation import RunStream
 
-        self.require_run(run_id)
-        (rows,) = self.one("count run", "SELECT n_rows FROM runs WHERE run_id = ?", [run_id])
+        found = self.one("count run", "SELECT n_rows FROM runs WHERE run_id = ?", [run_id])
+        if found is None:
+            self.require_run(run_id)  # says which runs there are
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+        (rows,) = found
 
         def batches() -> Iterator[pa.RecordBatch]:
             try:

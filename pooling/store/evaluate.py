@@ -17,6 +17,8 @@ import pyarrow as pa
 
 from pooling.errors import StoreError
 from pooling.evaluation import evaluate
+from pooling.evaluation.engine import RunEvaluation
+from pooling.evaluation.qrels_index import QrelsIndex
 from pooling.measures import Kind, Measure, parse_measures
 from pooling.store.core import Store, utcnow
 
@@ -76,9 +78,12 @@ def evaluate_store(
     process alone writes the values to the store.
     """
     version = store.resolve_qrels(qrels)
-    run_ids = runs or store.run_ids()
+    stored = store.run_ids()
+    run_ids = runs or stored
+    known = set(stored)
     for r in run_ids:
-        store.require_run(r)
+        if r not in known:
+            store.require_run(r)  # says which runs there are
     topic_list = resolve_topics(store, topics)
     wanted = parse_measures(list(measures))
     options = {"missing_topics": missing_topics, "relevance_level": relevance_level,
@@ -90,28 +95,26 @@ def evaluate_store(
     # What the cache holds: every value column (a run's id and text columns are not kept).
     columns = [c for m in wanted if m.spec.kind not in (Kind.TEXT, Kind.RUNID) for c in m.columns]
     text = [c for m in wanted if m.spec.kind in (Kind.TEXT, Kind.RUNID) for c in m.columns]
-    qrels_table = None
-    computed = []
     if engine != "local":
         from pooling.engine import check_engine
-        from pooling.engine.evaluation import evaluate_stored_runs
 
         check_engine(engine)
-        todo = [r for r in dict.fromkeys(run_ids) if not _cached(store, r, version, key, columns)]
-        for run in evaluate_stored_runs(store, version, todo, wanted, options,
+    have = _cached_runs(store, run_ids, version, key, columns)
+    computed = [r for r in dict.fromkeys(run_ids) if r not in have]
+    if computed and engine != "local":
+        from pooling.engine.evaluation import evaluate_stored_runs
+
+        for run in evaluate_stored_runs(store, version, computed, wanted, options,
                                         ray_address=ray_address, partitions=partitions):
-            _save(store, run, version, key)  # as each run's values arrive: one writer
-        computed = todo
-    for run_id in run_ids if engine == "local" else []:
-        if _cached(store, run_id, version, key, columns):
-            continue
-        if qrels_table is None:
-            qrels_table = store.qrels_table(version)
-        result = evaluate(qrels_table, store.run_stream(run_id), wanted, missing_topics=missing_topics,
-                          relevance_level=relevance_level, max_docs=max_docs, topics=topic_list,
+            _save(store, [run], version, key)  # as each run's values arrive: one writer
+    elif computed:
+        # One qrels index and one write for all the runs: per run, only its scan is left.
+        index = QrelsIndex(store.qrels_table(version))
+        result = evaluate(index, [store.run_stream(r) for r in computed], wanted,
+                          missing_topics=missing_topics, relevance_level=relevance_level,
+                          max_docs=max_docs, topics=topic_list,
                           collection_size=options.get("collection_size"))
-        _save(store, result.runs[0], version, key)
-        computed.append(run_id)
+        _save(store, result.runs, version, key)
     per_query, means = _load(store, run_ids, version, key, columns)
     return StoreEvaluation(version, options, per_query, means, computed, columns, list(run_ids),
                            text)
@@ -133,38 +136,52 @@ def store_collection_size(store: Store) -> int:
     return int(count)
 
 
-def _cached(store: Store, run_id: str, version: str, key: str, columns: list[str]) -> bool:
-    """Whether every value column of the run is in the cache for these settings."""
-    have = {r[0] for r in store.con.execute(
-        "SELECT DISTINCT measure FROM eval_results WHERE run_id = ? AND qrels_version = ? "
-        "AND options = ?", [run_id, version, key]).fetchall()}
-    return all(c in have for c in columns)
+def _cached_runs(store: Store, run_ids: list[str], version: str, key: str,
+                 columns: list[str]) -> set[str]:
+    """The runs whose every value column is in the cache for these settings (one query)."""
+    rows = store.con.execute(
+        "SELECT run_id, count(DISTINCT measure) FROM eval_results "
+        "WHERE run_id IN (SELECT UNNEST(?::VARCHAR[])) AND qrels_version = ? AND options = ? "
+        "AND measure IN (SELECT UNNEST(?::VARCHAR[])) GROUP BY run_id",
+        [list(dict.fromkeys(run_ids)), version, key, sorted(set(columns))]).fetchall()
+    wanted = len(set(columns))
+    if not wanted:  # only text measures: nothing to compute or keep
+        return set(run_ids)
+    return {run_id for run_id, n in rows if n == wanted}
 
 
-def _save(store: Store, run, version: str, key: str) -> None:
-    rows: dict[str, list[Any]] = {"measure": [], "query_id": [], "value": []}
-    for col in run.columns:
-        if col.kind in (Kind.TEXT, Kind.RUNID):
-            continue
-        if col.name not in run.per_query:  # a summary-only value (num_q): the `all` row only
-            rows["measure"].append(col.name)
-            rows["query_id"].append(None)
-            rows["value"].append(float(run.summary[col.name]))
-            continue
-        values = np.asarray(run.per_query[col.name], dtype=np.float64)
-        rows["measure"] += [col.name] * (len(values) + 1)
-        rows["query_id"] += list(run.query_ids) + [None]
-        rows["value"] += values.tolist() + [float(run.summary[col.name])]
-    table = pa.table(rows, schema=pa.schema([("measure", pa.string()), ("query_id", pa.string()),
-                                             ("value", pa.float64())]))
+def _save(store: Store, runs: list[RunEvaluation], version: str, key: str) -> None:
+    """The runs' values into the cache, replacing what it held for them, in one write."""
+    parts: list[pa.Table] = []
+    for run in runs:
+        topics = pa.array(list(run.query_ids) + [None], pa.string())
+        for col in run.columns:
+            if col.kind in (Kind.TEXT, Kind.RUNID):
+                continue
+            summary = float(run.summary[col.name])
+            if col.name not in run.per_query:  # a summary-only value (num_q): the `all` row only
+                query_id, values = pa.nulls(1, pa.string()), np.array([summary])
+            else:
+                query_id = topics
+                values = np.append(np.asarray(run.per_query[col.name], np.float64), summary)
+            n = len(values)
+            parts.append(pa.table({
+                "run_id": pa.array([run.run_id] * n, pa.string()),
+                "measure": pa.array([col.name] * n, pa.string()),
+                "query_id": query_id, "value": pa.array(values, pa.float64())}))
+    if not parts:
+        return
+    table = pa.concat_tables(parts)
+    measures = sorted({m for t in parts for m in t.column("measure").unique().to_pylist()})
     with store.transaction() as con:
-        con.execute("DELETE FROM eval_results WHERE run_id = ? AND qrels_version = ? AND options = ? "
+        con.execute("DELETE FROM eval_results WHERE qrels_version = ? AND options = ? "
+                    "AND run_id IN (SELECT UNNEST(?::VARCHAR[])) "
                     "AND measure IN (SELECT UNNEST(?::VARCHAR[]))",
-                    [run.run_id, version, key, sorted(set(rows["measure"]))])
+                    [version, key, [r.run_id for r in runs], measures])
         con.register("_vals", table)
         try:
-            con.execute("INSERT INTO eval_results SELECT ?, ?, ?, measure, query_id, value, ? "
-                        "FROM _vals", [run.run_id, version, key, utcnow()])
+            con.execute("INSERT INTO eval_results SELECT run_id, ?, ?, measure, query_id, value, ? "
+                        "FROM _vals", [version, key, utcnow()])
         finally:
             con.unregister("_vals")
 

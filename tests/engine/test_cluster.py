@@ -224,9 +224,9 @@ def test_a_node_killed_mid_evaluation_loses_no_run_and_stores_none_twice(two_nod
     victim = two_nodes.workers[-1]
     save, saved = store_evaluate._save, []
 
-    def save_then_kill(store, run, version, key):
-        save(store, run, version, key)
-        saved.append(run.run_id)
+    def save_then_kill(store, runs, version, key):
+        save(store, runs, version, key)
+        saved.extend(run.run_id for run in runs)
         if len(saved) == 1:
             two_nodes.kill(victim)  # SIGKILL the second node while blocks are still out
 

@@ -61,3 +61,46 @@ def test_the_official_measures_with_num_q_are_cached_too(tmp_path):
         assert means["num_q"] == 2 and means["map"] == 0.5
         again = evaluate_store(store, measures=["official"])
         assert again.computed == [] and again.means.equals(first.means)
+
+
+def _two_runs(tmp_path: Path) -> Store:
+    (tmp_path / "a.run").write_text("1 Q0 d1 1 2 a\n1 Q0 d2 2 1 a\n2 Q0 d3 1 1 a\n")
+    (tmp_path / "b.run").write_text("1 Q0 d2 1 2 b\n1 Q0 d1 2 1 b\n2 Q0 d4 1 1 b\n")
+    (tmp_path / "q.qrels").write_text("1 0 d1 1\n1 0 d2 0\n2 0 d4 1\n")
+    store = Store.create(tmp_path / "s.duckdb")
+    store.import_runs([tmp_path / "a.run", tmp_path / "b.run"])
+    store.import_qrels(tmp_path / "q.qrels", name="q")
+    return store
+
+
+def test_only_the_runs_missing_from_the_cache_are_computed_and_each_value_is_kept_once(tmp_path):
+    with _two_runs(tmp_path) as store:
+        first = evaluate_store(store, runs=["a"], measures=["map", "P.5"])
+        both = evaluate_store(store, runs=["b", "a", "b"], measures=["map", "P.5"])
+        assert first.computed == ["a"] and both.computed == ["b"]
+        means = {(r["run_id"], r["measure"]): r["value"] for r in both.means.to_pylist()}
+        assert means == {("a", "map"): 0.5, ("a", "P_5"): 0.1,
+                         ("b", "map"): 0.75, ("b", "P_5"): 0.2}
+        (rows, distinct) = store.one("kept", "SELECT count(*), count(DISTINCT (run_id, measure, "
+                                     "query_id)) FROM eval_results")
+        assert rows == distinct == 2 * 2 * 3  # 2 runs x 2 measures x (2 topics + all)
+        # a measure more: the runs are computed again, and no value is kept twice
+        more = evaluate_store(store, measures=["map", "P.5", "recip_rank"])
+        assert more.computed == ["a", "b"]
+        (rows, distinct) = store.one("kept", "SELECT count(*), count(DISTINCT (run_id, measure, "
+                                     "query_id)) FROM eval_results")
+        assert rows == distinct == 2 * 3 * 3
+
+
+def test_text_measures_alone_compute_and_keep_nothing(tmp_path):
+    with _two_runs(tmp_path) as store:
+        result = evaluate_store(store, measures=["runid"])
+        assert result.computed == [] and result.text_measures == ["runid"]
+        assert store.one("kept", "SELECT count(*) FROM eval_results") == (0,)
+
+
+def test_an_unknown_run_is_named_with_the_runs_there_are(tmp_path):
+    from pooling.errors import StoreError
+
+    with _two_runs(tmp_path) as store, pytest.raises(StoreError, match="no run 'c'.*known runs: a, b"):
+        evaluate_store(store, runs=["a", "c"], measures=["map"])
