@@ -86,9 +86,8 @@ class Store:
 
     # -- schema -------------------------------------------------------------------------
     def schema_version(self) -> int:
-        exists = self.one(
-            "schema",
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'store_meta'"
+        exists = self.one(  # duckdb_tables(): a tenth of information_schema's time
+            "schema", "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'store_meta'"
         )
         if not exists or exists[0] == 0:
             return 0
