@@ -296,13 +296,9 @@ class Store:
         (rows,) = found
 
         def batches() -> Iterator[pa.RecordBatch]:
-            try:
-                yield from self.con.sql(
-                    "SELECT query_id, doc_id, score FROM run_results WHERE run_id = ?",
-                    params=[run_id],
-                ).to_arrow_reader(1 << 20)
-            except duckdb.Error as exc:
-                raise StoreError(f"store step 'read run' failed: {exc}") from exc
+            from pooling.store.streams import read_run
+
+            return read_run(self.con, run_id)
 
         # Import refuses a doc_id twice in a topic (or drops the later lines, --dedupe).
         return RunStream(batches, int(rows), run_id, run_id, unique=True)

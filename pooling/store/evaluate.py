@@ -21,6 +21,11 @@ from pooling.evaluation.engine import RunEvaluation
 from pooling.evaluation.qrels_index import QrelsIndex
 from pooling.measures import Kind, Measure, parse_measures
 from pooling.store.core import Store, utcnow
+from pooling.store.streams import StoredRuns
+
+# Values are written for this many runs at a time: few writes, and an interrupted evaluation
+# of many runs keeps what it finished.
+RUNS_PER_WRITE = 32
 
 
 @dataclass
@@ -108,13 +113,16 @@ def evaluate_store(
                                         ray_address=ray_address, partitions=partitions):
             _save(store, [run], version, key)  # as each run's values arrive: one writer
     elif computed:
-        # One qrels index and one write for all the runs: per run, only its scan is left.
+        # One qrels index for all the runs, and one write per group of them; one reader
+        # hands the runs over one after the other while the evaluator scans.
         index = QrelsIndex(store.qrels_table(version))
-        result = evaluate(index, [store.run_stream(r) for r in computed], wanted,
-                          missing_topics=missing_topics, relevance_level=relevance_level,
-                          max_docs=max_docs, topics=topic_list,
-                          collection_size=options.get("collection_size"))
-        _save(store, result.runs, version, key)
+        with StoredRuns(store, computed) as stored:
+            for first in range(0, len(computed), RUNS_PER_WRITE):
+                result = evaluate(index, stored.streams[first:first + RUNS_PER_WRITE], wanted,
+                                  missing_topics=missing_topics, relevance_level=relevance_level,
+                                  max_docs=max_docs, topics=topic_list,
+                                  collection_size=options.get("collection_size"))
+                _save(store, result.runs, version, key)
     per_query, means = _load(store, run_ids, version, key, columns)
     return StoreEvaluation(version, options, per_query, means, computed, columns, list(run_ids),
                            text)
