@@ -115,7 +115,7 @@ def evaluate_store(
     elif computed:
         # One qrels index for all the runs, and one write per group of them; one reader
         # hands the runs over one after the other while the evaluator scans.
-        index = QrelsIndex(store.qrels_table(version))
+        index = QrelsIndex(store.qrels_table(version, ordered=False))
         with StoredRuns(store, computed) as stored:
             for first in range(0, len(computed), RUNS_PER_WRITE):
                 result = evaluate(index, stored.streams[first:first + RUNS_PER_WRITE], wanted,
