@@ -48,18 +48,19 @@ def evaluate_cmd(
     numeric values are kept: runid and relstring are text, printed by `pooling eval`.
     """
     from pooling.cli.pandas_guard import without_pandas
+    from pooling.progress import terminal_progress
     from pooling.store import Store
     from pooling.store.evaluate import evaluate_store
 
     if zero and shared_topics:
         raise PoolingError("-c and --shared-topics are two different topic policies; pick one")
-    with Store(store) as s, without_pandas():
+    with Store(store) as s, without_pandas(), terminal_progress() as bar:
         result = evaluate_store(
             s, qrels=qrels, runs=run or None, measures=measure or ["official"],
             missing_topics="skip" if shared_topics else "zero",
             relevance_level=relevance_level, max_docs=max_docs, topics=topics,
             collection_size=collection_size,
-            engine=engine.value, ray_address=ray_address, partitions=partitions,
+            engine=engine.value, ray_address=ray_address, partitions=partitions, progress=bar,
         )
     # The store is closed (its last checkpoint written): with the local engine nothing is
     # left to clean up, and tearing the interpreter down would only add to the wait.

@@ -119,6 +119,7 @@ def leaderboard_command(
         permutation_note,
         render_leaderboard,
     )
+    from pooling.progress import terminal_progress
     from pooling.store import Store
 
     options = dict(
@@ -142,8 +143,8 @@ def leaderboard_command(
         return
     if format not in ("table", "md", "csv", "latex"):
         raise PoolingError(f"--format must be table, md, csv, latex or html, not {format!r}")
-    with Store(store) as s:
-        lb = leaderboard(s, **options)
+    with Store(store) as s, terminal_progress() as bar:
+        lb = leaderboard(s, **options, progress=bar)
     _say_qrels(lb.qrels_version)
     if format == "table":
         view, narrow = (Table(*display_rows(lb, intervals)[0], title=caption(lb))

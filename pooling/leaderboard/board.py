@@ -19,6 +19,7 @@ from pooling.leaderboard import stats
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.measures import parse_measures
+from pooling.progress import Progress
 from pooling.store.core import Store
 
 DEFAULT_MEASURES = ("map", "P_10", "ndcg_cut_10")
@@ -92,6 +93,7 @@ def leaderboard(
     seed: int = 0,
     judged_depth: int = 10,
     min_judged: float = 0.9,
+    progress: Progress | None = None,
 ) -> Leaderboard:
     """Rank stored runs on a qrels version (default: the store's default) by the primary measure.
 
@@ -103,6 +105,7 @@ def leaderboard(
     an open Store or a store file's path. permutations: the randomization or Tukey test's
     count (default: chosen from the number of pairs and alpha, see `stats.permutation_plan`;
     a count too small to reach alpha after correction is refused). resamples: bootstrap.
+    progress hears of each run scored (runs already in the store's cache are not).
     """
     if not isinstance(store, Store):
         with Store(store) as opened:
@@ -111,7 +114,7 @@ def leaderboard(
                 correction=correction, alpha=alpha, topics=topics, missing_topics=missing_topics,
                 relevance_level=relevance_level, max_docs=max_docs, runs=runs,
                 confidence=confidence, permutations=permutations, resamples=resamples,
-                seed=seed, judged_depth=judged_depth, min_judged=min_judged,
+                seed=seed, judged_depth=judged_depth, min_judged=min_judged, progress=progress,
             )
     from pooling.store.evaluate import evaluate_store
 
@@ -131,7 +134,7 @@ def leaderboard(
     result = evaluate_store(
         store, qrels=qrels, runs=runs, measures=list(dict.fromkeys([*columns, judged])),
         missing_topics=missing_topics, relevance_level=relevance_level, max_docs=max_docs,
-        topics=topic_list,
+        topics=topic_list, progress=progress,
     )
     run_ids, per_run = _per_run_values(result.per_query)
     if len(run_ids) < 2:

@@ -20,6 +20,7 @@ from pooling.evaluation import evaluate
 from pooling.evaluation.engine import RunEvaluation
 from pooling.evaluation.qrels_index import QrelsIndex
 from pooling.measures import Kind, Measure, parse_measures
+from pooling.progress import NoProgress, Progress
 from pooling.store.core import Store, utcnow
 from pooling.store.streams import StoredRuns
 
@@ -71,6 +72,7 @@ def evaluate_store(
     ray_address: str | None = None,
     partitions: str | None = None,
     collection_size: int | None = None,
+    progress: Progress | None = None,
 ) -> StoreEvaluation:
     """Score stored runs (default: all) against a qrels version (default: the store's default).
 
@@ -80,7 +82,7 @@ def evaluate_store(
     Text measures (runid, relstring) are accepted and listed in `text_measures`; only
     numeric values are kept and returned. engine "ray" scores the runs not cached yet on a
     Ray cluster, from Parquet files exported to `partitions` (see `pooling.engine`); this
-    process alone writes the values to the store.
+    process alone writes the values to the store. `progress` hears of each run scored.
     """
     version = store.resolve_qrels(qrels)
     stored = store.run_ids()
@@ -106,23 +108,32 @@ def evaluate_store(
         check_engine(engine)
     have = _cached_runs(store, run_ids, version, key, columns)
     computed = [r for r in dict.fromkeys(run_ids) if r not in have]
+    progress = progress or NoProgress()
+    progress.start(f"scoring {len(computed)} run(s)", total=len(computed))
     if computed and engine != "local":
         from pooling.engine.evaluation import evaluate_stored_runs
 
         for run in evaluate_stored_runs(store, version, computed, wanted, options,
                                         ray_address=ray_address, partitions=partitions):
             _save(store, [run], version, key)  # as each run's values arrive: one writer
+            progress.advance()
     elif computed:
         # One qrels index for all the runs, and one write per group of them; one reader
         # hands the runs over one after the other while the evaluator scans.
         index = QrelsIndex(store.qrels_table(version, ordered=False))
+        done: list[RunEvaluation] = []
         with StoredRuns(store, computed) as stored:
-            for first in range(0, len(computed), RUNS_PER_WRITE):
-                result = evaluate(index, stored.streams[first:first + RUNS_PER_WRITE], wanted,
-                                  missing_topics=missing_topics, relevance_level=relevance_level,
-                                  max_docs=max_docs, topics=topic_list,
-                                  collection_size=options.get("collection_size"))
-                _save(store, result.runs, version, key)
+            for stream in stored.streams:
+                done += evaluate(index, stream, wanted, missing_topics=missing_topics,
+                                 relevance_level=relevance_level, max_docs=max_docs,
+                                 topics=topic_list,
+                                 collection_size=options.get("collection_size")).runs
+                progress.advance()
+                if len(done) == RUNS_PER_WRITE:
+                    _save(store, done, version, key)
+                    done = []
+        _save(store, done, version, key)
+    progress.finish()
     per_query, means = _load(store, run_ids, version, key, columns)
     return StoreEvaluation(version, options, per_query, means, computed, columns, list(run_ids),
                            text)

@@ -104,3 +104,48 @@ def test_an_unknown_run_is_named_with_the_runs_there_are(tmp_path):
 
     with _two_runs(tmp_path) as store, pytest.raises(StoreError, match="no run 'c'.*known runs: a, b"):
         evaluate_store(store, runs=["a", "c"], measures=["map"])
+
+
+class _Recorded:
+    """A Progress that keeps what it heard."""
+
+    def __init__(self) -> None:
+        self.heard: list[tuple] = []
+
+    def start(self, description: str, total: int | None = None) -> None:
+        self.heard.append(("start", total))
+
+    def advance(self, amount: int = 1) -> None:
+        self.heard.append(("advance", amount))
+
+    def finish(self) -> None:
+        self.heard.append(("finish",))
+
+
+def test_progress_hears_of_each_run_scored_and_not_of_cached_ones(tmp_path):
+    with _two_runs(tmp_path) as store:
+        first, again = _Recorded(), _Recorded()
+        evaluate_store(store, runs=["a"], measures=["map"], progress=first)
+        evaluate_store(store, measures=["map"], progress=again)
+        assert first.heard == [("start", 1), ("advance", 1), ("finish",)]
+        assert again.heard == [("start", 1), ("advance", 1), ("finish",)]  # b only
+
+
+def test_values_are_written_a_group_of_runs_at_a_time_and_each_kept_once(tmp_path, monkeypatch):
+    import pooling.store.evaluate as store_evaluate
+
+    writes: list[list[str]] = []
+    save = store_evaluate._save
+
+    def recorded(store, runs, version, key):
+        writes.append([r.run_id for r in runs])
+        save(store, runs, version, key)
+
+    monkeypatch.setattr(store_evaluate, "RUNS_PER_WRITE", 1)
+    monkeypatch.setattr(store_evaluate, "_save", recorded)
+    with _two_runs(tmp_path) as store:
+        result = evaluate_store(store, measures=["map"])
+        assert [w for w in writes if w] == [["a"], ["b"]]
+        assert store.one("kept", "SELECT count(*), count(DISTINCT (run_id, query_id)) "
+                         "FROM eval_results") == (6, 6)
+        assert {r["run_id"]: r["value"] for r in result.means.to_pylist()} == {"a": 0.5, "b": 0.75}
