@@ -85,9 +85,9 @@ def evaluate_store(
     process alone writes the values to the store. `progress` hears of each run scored.
     """
     version = store.resolve_qrels(qrels)
-    stored = store.run_ids()
-    run_ids = runs or stored
-    known = set(stored)
+    in_store = store.run_ids()
+    run_ids = runs or in_store
+    known = set(in_store)
     for r in run_ids:
         if r not in known:
             store.require_run(r)  # says which runs there are
