@@ -8,6 +8,7 @@ so recorded with every value.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,7 +110,8 @@ def evaluate_store(
     have = _cached_runs(store, run_ids, version, key, columns)
     computed = [r for r in dict.fromkeys(run_ids) if r not in have]
     progress = progress or NoProgress()
-    progress.start(f"scoring {len(computed)} run(s)", total=len(computed))
+    if computed:
+        progress.start(f"scoring {len(computed)} run(s)", total=len(computed))
     if computed and engine != "local":
         from pooling.engine.evaluation import evaluate_stored_runs
 
@@ -122,16 +124,23 @@ def evaluate_store(
         # hands the runs over one after the other while the evaluator scans.
         index = QrelsIndex(store.qrels_table(version, ordered=False))
         done: list[RunEvaluation] = []
-        with StoredRuns(store, computed) as stored:
-            for stream in stored.streams:
-                done += evaluate(index, stream, wanted, missing_topics=missing_topics,
-                                 relevance_level=relevance_level, max_docs=max_docs,
-                                 topics=topic_list,
-                                 collection_size=options.get("collection_size")).runs
-                progress.advance()
-                if len(done) == RUNS_PER_WRITE:
-                    _save(store, done, version, key)
-                    done = []
+        try:
+            with StoredRuns(store, computed) as stored:
+                for stream in stored.streams:
+                    done += evaluate(index, stream, wanted, missing_topics=missing_topics,
+                                     relevance_level=relevance_level, max_docs=max_docs,
+                                     topics=topic_list,
+                                     collection_size=options.get("collection_size")).runs
+                    progress.advance()
+                    if len(done) == RUNS_PER_WRITE:
+                        _save(store, done, version, key)
+                        done = []
+        except BaseException:
+            # The runs finished before the failing one keep their values; the failure
+            # itself is what the caller hears of, even if keeping them fails too.
+            with contextlib.suppress(Exception):
+                _save(store, done, version, key)
+            raise
         _save(store, done, version, key)
     progress.finish()
     per_query, means = _load(store, run_ids, version, key, columns)

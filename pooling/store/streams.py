@@ -30,7 +30,9 @@ class StoredRuns:
     """RunStreams of stored runs, meant to be read in the order given (`streams`).
 
     A stream read out of turn, or read again (the evaluator's general path after the kernel
-    declined a run), runs its own query instead; nothing is ever read from the wrong run.
+    declined a run), runs its own query instead; so does every stream while the store is in a
+    transaction, whose writes another cursor would not see. A stream left part-read and
+    resumed after a later run was read raises: nothing is ever read from the wrong run.
     Use as a context manager: leaving it stops the reader.
     """
 
@@ -49,26 +51,43 @@ class StoredRuns:
         ]
         self._lock = threading.Lock()
         self._next = 0  # the run the shared reader hands over next
-        self._cursor = store.con.cursor()
-        self._ahead: Ahead[tuple[int, pa.RecordBatch | None]] = Ahead(
-            self._read_all, name="stored-runs", depth=2)
-        self._items = iter(self._ahead)
+        self._owner = -1  # the run whose stream reads from the shared reader now
+        self._cursor = None if store.in_transaction else store.con.cursor()
+        self._ahead: Ahead[tuple[int, pa.RecordBatch | None]] | None = None
+        if self._cursor is not None:
+            self._ahead = Ahead(self._read_all, name="stored-runs", depth=2)
+            self._items = iter(self._ahead)
 
     def _read_all(self) -> Iterator[tuple[int, pa.RecordBatch | None]]:
-        """(run index, batch) for every run in turn; (run index, None) ends a run."""
+        """(run index, batch) for every run in turn; (run index, None) ends a run. A run
+        whose stream is left for a later one is not read to its end."""
+        assert self._cursor is not None
         for k, run_id in enumerate(self._run_ids):
             for batch in read_run(self._cursor, run_id):
+                if self._next > k + 1:
+                    break
                 yield k, batch
             yield k, None
 
     def _batches(self, k: int) -> Iterator[pa.RecordBatch]:
         with self._lock:
-            shared = self._next == k
+            shared = self._ahead is not None and self._next == k
             self._next = max(self._next, k + 1)
+            if shared:
+                self._owner = k
         if not shared:
             yield from read_run(self._store.con, self._run_ids[k])
             return
-        for at, batch in self._items:
+        while True:
+            with self._lock:
+                if self._owner != k:
+                    raise StoreError(
+                        f"the stream of run {self._run_ids[k]!r} was resumed after a later run "
+                        "was read; read it again from the start")
+            item = next(self._items, None)
+            if item is None:
+                return
+            at, batch = item
             if at < k:  # left by a run whose reader stopped early
                 continue
             if batch is None:
@@ -76,8 +95,10 @@ class StoredRuns:
             yield batch
 
     def close(self) -> None:
-        self._ahead.close()
-        self._cursor.close()
+        if self._ahead is not None:
+            self._ahead.close()
+        if self._cursor is not None:
+            self._cursor.close()
 
     def __enter__(self) -> StoredRuns:
         return self

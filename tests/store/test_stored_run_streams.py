@@ -83,3 +83,49 @@ def test_stored_runs_score_as_their_files_when_one_of_them_is_declined_by_the_ke
     assert means == {(r["run_id"], r["measure"]): r["value"] for r in files.means.to_pylist()}
     per_topic = sorted(tuple(r.values()) for r in stored.per_query.to_pylist())
     assert per_topic == sorted(tuple(r.values()) for r in files.per_query.to_pylist())
+
+
+def test_a_stream_resumed_after_a_later_run_was_read_refuses_to_go_on(collection):
+    with Store(collection / "s.duckdb") as store, StoredRuns(store, ["b", "c"]) as runs:
+        left = runs.streams[0].batches()
+        next(left)
+        assert _rows(runs.streams[1]) == _expected("c")
+        with pytest.raises(StoreError, match="run 'b' was resumed after a later run"):
+            list(left)
+        assert _rows(runs.streams[0]) == _expected("b")  # read again: its own query
+
+
+@pytest.mark.parametrize("kernel", ["on", "off"])
+def test_runs_imported_in_an_open_transaction_are_scored_in_it(tmp_path, monkeypatch, kernel):
+    """Another cursor would not see the transaction's rows: the streams read on the store's own."""
+    monkeypatch.setenv("POOLING_KERNEL", kernel)
+    (tmp_path / "q.qrels").write_text(QRELS)
+    (tmp_path / "b.run").write_text("\n".join(RUNS["b"]) + "\n")
+    with Store.create(tmp_path / "s.duckdb") as store:
+        store.import_qrels(tmp_path / "q.qrels", name="q")
+        with store.transaction():
+            store.import_runs([tmp_path / "b.run"])
+            stored = evaluate_store(store, measures=["map", "num_ret"])
+    files = evaluate(tmp_path / "q.qrels", [tmp_path / "b.run"], ["map", "num_ret"],
+                     missing_topics="zero")
+    assert stored.means.to_pylist() == files.means.sort_by("measure").to_pylist()
+
+
+def test_runs_scored_before_a_failing_one_keep_their_values(tmp_path):
+    from pooling.evaluation.engine import NoTopicsError
+
+    (tmp_path / "q.qrels").write_text(QRELS)
+    files = []
+    for name, lines in (("r0", RUNS["b"]), ("r1", RUNS["c"]), ("r2", ["9 Q0 d1 1 1 r2"]),
+                        ("r3", RUNS["b"])):
+        files.append(tmp_path / f"{name}.run")
+        files[-1].write_text("\n".join(lines) + "\n")
+    with Store.create(tmp_path / "s.duckdb") as store:
+        store.import_runs(files, run_names="file")
+        store.import_qrels(tmp_path / "q.qrels", name="q")
+        with pytest.raises(NoTopicsError, match="r2"):
+            evaluate_store(store, measures=["map"], missing_topics="skip")
+        kept = store.con.execute("SELECT DISTINCT run_id FROM eval_results ORDER BY 1").fetchall()
+        assert kept == [("r0",), ("r1",)]
+        again = evaluate_store(store, runs=["r0", "r1"], measures=["map"], missing_topics="skip")
+        assert again.computed == []
