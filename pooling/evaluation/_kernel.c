@@ -182,26 +182,36 @@ static inline int64_t topic_judgment(const TopicJudgments *tj, const Qrels *q,
     }
 }
 
+/* An open-addressing table's slots (hashes beside int32 rows): at least `want` of them, a
+ * power of two of 16 or more, every row cleared to -1. Returns the slot count, 0 when memory
+ * runs out. */
+static size_t slots_ready(uint64_t **hash, int32_t **row, size_t *cap, size_t want) {
+    size_t size = 16;
+    while (size < want)
+        size <<= 1;
+    if (*cap < size) {
+        uint64_t *h = realloc(*hash, size * sizeof(uint64_t));
+        if (h)
+            *hash = h;
+        int32_t *r = realloc(*row, size * sizeof(int32_t));
+        if (r)
+            *row = r;
+        if (!h || !r)
+            return 0;
+        *cap = size;
+    }
+    memset(*row, 0xff, size * sizeof(int32_t));
+    return size;
+}
+
 /* Fill the table with topic t's judgments; a (topic, doc_id) seen before goes to the
  * qrels' dups when `note_dups`. Returns -1 on memory exhaustion. */
 static int topic_judgments_fill(TopicJudgments *tj, Qrels *q, int64_t t, int note_dups) {
     int64_t first = q->topic_first[t], count = q->topic_count[t];
-    size_t size = 16;
-    while (size < (size_t)count * 4)
-        size <<= 1;
-    if (tj->cap < size) {
-        uint64_t *h = realloc(tj->hash, size * sizeof(uint64_t));
-        if (h)
-            tj->hash = h;
-        int32_t *r = realloc(tj->row, size * sizeof(int32_t));
-        if (r)
-            tj->row = r;
-        if (!h || !r)
-            return -1;
-        tj->cap = size;
-    }
+    size_t size = slots_ready(&tj->hash, &tj->row, &tj->cap, (size_t)count * 4);
+    if (!size)
+        return -1;
     tj->mask = size - 1;
-    memset(tj->row, 0xff, size * sizeof(int32_t));
     for (int64_t r = first; r < first + count; r++) {
         size_t n;
         const unsigned char *p = qrels_doc(q, r, &n);
@@ -488,21 +498,9 @@ static int emit(Scanner *s, int64_t pos, int64_t asc, int32_t qrow) {
  * hashes beside their indices, so most probes never touch the lines themselves. */
 static int has_duplicate(Scanner *s) {
     size_t n = s->n_lines;
-    size_t size = 16;
-    while (size < n * 2)
-        size <<= 1;
-    if (s->set_cap < size) {
-        int32_t *p = realloc(s->set, size * sizeof(int32_t));
-        if (p)
-            s->set = p;
-        uint64_t *h = realloc(s->set_hash, size * sizeof(uint64_t));
-        if (h)
-            s->set_hash = h;
-        if (!p || !h)
-            return -1;
-        s->set_cap = size;
-    }
-    memset(s->set, 0xff, size * sizeof(int32_t));
+    size_t size = slots_ready(&s->set_hash, &s->set, &s->set_cap, n * 2);
+    if (!size)
+        return -1;
     size_t mask = size - 1;
     for (size_t i = 0; i < n; i++) {
         const Line *l = &s->lines[i];
