@@ -88,10 +88,12 @@ def run_means(
         return {r["run_id"]: r["value"] for r in result.means.to_pylist()
                 if r["measure"] == columns[0]}
     from pooling.evaluation import evaluate
+    from pooling.store.streams import StoredRuns
 
     names = labels.column_names
     qrels = labels.select(["query_id", "doc_id", "relevance" if "relevance" in names else "grade"])
     qrels = qrels.rename_columns(["query_id", "doc_id", "relevance"])
-    result = evaluate(qrels, [store.run_stream(r) for r in run_ids], [measure],
-                      missing_topics="zero", relevance_level=relevance_level)
+    with StoredRuns(store, run_ids) as stored:
+        result = evaluate(qrels, stored.streams, [measure], missing_topics="zero",
+                          relevance_level=relevance_level)
     return {run.run_id: float(run.summary[columns[0]]) for run in result.runs}

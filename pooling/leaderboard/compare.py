@@ -93,14 +93,16 @@ def board_scores(
                                 topics=topics)
         return {r["run_id"]: r["value"] for r in result.means.to_pylist() if r["measure"] == column}
     from pooling.evaluation import evaluate
+    from pooling.store.streams import StoredRuns
 
     qrels_table = restricted_qrels(store, spec.qrels, depth=spec.depth, round=spec.round)
     present = set(qrels_table["query_id"].to_pylist())
     eval_topics = [q for q in topics if q in present] if topics is not None else None
     run_ids = runs or store.run_ids()
-    inputs = [store.run_stream(r) for r in run_ids]
-    result = evaluate(qrels_table, inputs, [spec.measure], missing_topics=missing_topics,
-                      relevance_level=relevance_level, topics=eval_topics)
+    with StoredRuns(store, run_ids) as stored:
+        result = evaluate(qrels_table, stored.streams, [spec.measure],
+                          missing_topics=missing_topics, relevance_level=relevance_level,
+                          topics=eval_topics)
     return {run.run_id: float(run.summary[column]) for run in result.runs}
 
 
