@@ -20,7 +20,6 @@ from pooling.judging.rounds import create_round
 from pooling.store import Store
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-NOBODY = 65534
 LONG = 10_000_000  # bytes in one doc id
 
 RUN = "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n"
@@ -48,9 +47,8 @@ LINE_READERS = {"eval (run)": "run", "eval (qrels)": "qrels", "curve": "run", "s
 
 @pytest.fixture(scope="module")
 def work():
-    """Inputs in a folder everyone may enter (a test runs a command as another user)."""
+    """Inputs for every command, one of them unreadable."""
     d = Path(tempfile.mkdtemp(prefix="pooling-inputs-"))
-    d.chmod(0o777)
     (d / "run.txt").write_text(RUN)
     (d / "qrels.txt").write_text(QRELS)
     (d / "a_directory").mkdir()
@@ -66,7 +64,6 @@ def work():
         create_round(s, "r1", "depth", strategy_params={"depth": 2})
         add_assessor(s, "ann")
         assign(s, "r1", ["ann"])
-    store.chmod(0o666)
     yield d
     shutil.rmtree(d)
 
@@ -104,11 +101,14 @@ def test_an_input_the_user_may_not_read_is_refused_in_one_line(command, work):
     bad = work / "unreadable.txt"
     if os.geteuid() != 0:
         prefix: tuple[str, ...] = ()
-    elif shutil.which("setpriv"):  # root reads any file: run the command as nobody instead
-        prefix = ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups")
+    elif shutil.which("setpriv"):
+        # root reads any file through two capabilities: run the command as root without them.
+        # It stays the same user, so it still reads the clone wherever that sits (a private
+        # directory included), and only the unreadable input is out of its reach.
+        prefix = ("setpriv", "--bounding-set", "-dac_override,-dac_read_search")
     else:
         pytest.skip("running as root, which may read any file, and setpriv is missing to "
-                    "run the command as another user")
+                    "run the command without that power")
     assert stat.S_IMODE(bad.stat().st_mode) == 0
     _assert_one_line_error(_pooling(_args(command, work, bad), prefix=prefix), bad,
                            "permission denied")
