@@ -618,9 +618,6 @@ def plot_found(table: pa.Table, path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise SimulationError("--plot needs matplotlib; install it with `pip install matplotlib`") from exc
-    import os
-    import tempfile
-
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     rows = table.to_pylist()
     for label in dict.fromkeys(r["strategy"] for r in rows):
@@ -632,17 +629,12 @@ def plot_found(table: pa.Table, path: str) -> None:
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    directory = os.path.dirname(os.path.abspath(path))
-    suffix = os.path.splitext(path)[1]
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".plot.", suffix=suffix)
-    os.close(fd)
+    from pooling.output_files import write_atomically
+
     try:
-        fig.savefig(tmp)
-        os.replace(tmp, path)
+        write_atomically(path, fig.savefig)
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def to_csv(table: pa.Table) -> str:

@@ -1,8 +1,6 @@
 """Evaluation commands: `pooling eval` (a drop-in for trec_eval) and `pooling measures`."""
 
-import os
 import sys
-import tempfile
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -183,7 +181,9 @@ def _write(result, output_format: OutputFormat, per_query: bool, output: Path | 
             raise EvaluationError("--format parquet needs -o FILE")
         import pyarrow.parquet as pq
 
-        _atomic_write(output, lambda path: pq.write_table(table, path))
+        from pooling.output_files import write_atomically
+
+        write_atomically(output, lambda path: pq.write_table(table, path))
         return
     if output_format is OutputFormat.csv:
         import io
@@ -314,20 +314,9 @@ def _emit(data: bytes, output: Path | None) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return
-    _atomic_write(output, lambda path: Path(path).write_bytes(data))
+    from pooling.output_files import write_bytes
 
-
-def _atomic_write(output: Path, write) -> None:
-    """Write to a temporary file beside `output`, then rename it into place."""
-    directory = output.parent if str(output.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{output.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes(output, data)
 
 
 @app.command("measures")
@@ -389,5 +378,9 @@ def curve_command(
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small")
         fig.tight_layout()
-        fig.savefig(plot)
-        plt.close(fig)
+        from pooling.output_files import write_atomically
+
+        try:
+            write_atomically(plot, lambda path: fig.savefig(path, format=plot.suffix[1:] or "png"))
+        finally:
+            plt.close(fig)

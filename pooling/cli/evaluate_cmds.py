@@ -79,13 +79,17 @@ def evaluate_cmd(
             raise PoolingError("--format parquet needs -o FILE")
         import pyarrow.parquet as pq
 
-        pq.write_table(tidy, output)
+        from pooling.output_files import write_atomically
+
+        write_atomically(output, lambda path: pq.write_table(tidy, path))
     elif format in ("csv", "json"):
         text = _csv(tidy) if format == "csv" else tidy.to_pandas().to_json(orient="records", lines=True)
         if output is None:
             sys.stdout.write(text)
         else:
-            output.write_text(text)
+            from pooling.output_files import write_text
+
+            write_text(output, text)
     else:
         raise PoolingError("--format must be table, csv, json or parquet")
 

@@ -1,7 +1,5 @@
 """`pooling simulate`: replay pooling strategies with existing qrels as the assessor."""
 
-import os
-import tempfile
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -116,13 +114,7 @@ def _emit(text: str, output: Path | None) -> None:
     if output is None:
         typer.echo(text, nl=False)
         return
-    directory = output.resolve().parent
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{output.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, output)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    from pooling.output_files import write_text
+
+    write_text(output, text)
 

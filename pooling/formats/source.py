@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from pooling.errors import FormatError, InputFileError, Problem
+from pooling.output_files import write_atomically
 
 
 class DamagedInputError(FormatError):
@@ -476,8 +477,8 @@ def write_lines(lines: Iterable[str], out: PathLike | IO[str]) -> None:
     if hasattr(out, "write"):
         out.writelines(lines)  # type: ignore[union-attr]
         return
-    path = Path(out)  # type: ignore[arg-type]
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.writelines(lines)
-    tmp.replace(path)
+    def fill(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.writelines(lines)
+
+    write_atomically(out, fill)  # type: ignore[arg-type]
