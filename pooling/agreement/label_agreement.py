@@ -4,7 +4,8 @@
 A is the reference. The pairwise statistics come from `compare_labels`; the leaderboard
 correlation scores every stored run under A and under B with one measure: two qrels versions
 as they are (through the store's evaluation cache), a judge and its reference on the pairs
-both graded (qrels made on the fly), so the judge is not penalised for pairs it never saw.
+compared (qrels made on the fly): by default those both graded, so the judge is not penalised
+for pairs it never saw; with `unjudged`, every pair either graded, the missing grade filled.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pooling.agreement.errors import AgreementError
 from pooling.agreement.labels import LabelComparison, compare_labels, label_table
@@ -26,6 +28,8 @@ from pooling.store.core import Store
 
 ON_VERSIONS = "every run scored on each qrels version as stored"
 ON_SHARED = "every run scored on qrels made of each side's grades of the shared pairs"
+ON_FILLED = ("every run scored on qrels made of each side's grades of the pairs either graded, "
+             "a missing grade counting as {unjudged}")
 
 
 @dataclass(frozen=True)
@@ -60,11 +64,14 @@ class LabelAgreement:
         return _no_nan({
             "a": self.a, "b": self.b, "threshold": self.labels.threshold,
             "pairs": {"shared": labels["n_shared"], "only_a": labels["only_a"],
-                      "only_b": labels["only_b"]},
+                      "only_b": labels["only_b"], "compared": labels["n_compared"],
+                      "left_out": labels["left_out"], "unjudged": labels["unjudged"]},
+            "note": labels["note"],
             "confusion": {"grades": labels["grades"], "counts": labels["confusion"],
                           "rows": "a", "columns": "b"},
             "kappa": {"unweighted": self.labels.kappa, "linear": self.labels.kappa_linear,
-                      "quadratic": self.labels.kappa_quadratic},
+                      "quadratic": self.labels.kappa_quadratic,
+                      "binary": self.labels.kappa_binary},
             "alpha": {"nominal": self.labels.alpha_nominal, "ordinal": self.labels.alpha_ordinal,
                       "interval": self.labels.alpha_interval},
             "classification": labels["scores"],
@@ -80,6 +87,7 @@ class LabelAgreement:
         rows: list[tuple[str, Any]] = [("a", self.a), ("b", self.b),
                                        ("threshold", self.labels.threshold)]
         rows += [(f"pairs.{k}", v) for k, v in d["pairs"].items()]
+        rows.append(("note", d["note"]))
         grades = d["confusion"]["grades"]
         rows += [(f"confusion.a={ga}.b={gb}", d["confusion"]["counts"][i][j])
                  for i, ga in enumerate(grades) for j, gb in enumerate(grades)]
@@ -122,14 +130,19 @@ def qrels_agreement(
     threshold: int = 1,
     measure: str = "map",
     top: int = 5,
+    unjudged: int | None = None,
 ) -> LabelAgreement:
-    """Qrels version B against version A (human or model-derived), each run scored on both."""
+    """Qrels version B against version A (human or model-derived), each run scored on both.
+
+    unjudged: the grade a pair one version lacks counts as (see `compare_labels`); runs are
+    scored on each version as stored, where a missing pair is not relevant either way."""
     from pooling.agreement.sources import qrels_labels, run_means
 
     a, b = store.resolve_qrels(a), store.resolve_qrels(b)
     if a == b:
         raise AgreementError(f"qrels version {a!r} was given twice; name two different versions")
-    labels = compare_labels(qrels_labels(store, a), qrels_labels(store, b), threshold=threshold)
+    labels = compare_labels(qrels_labels(store, a), qrels_labels(store, b), threshold=threshold,
+                            unjudged=unjudged)
     scores_a = run_means(store, a, measure, relevance_level=threshold)
     scores_b = run_means(store, b, measure, relevance_level=threshold) if scores_a else {}
     return _with_systems(f"qrels {a}", f"qrels {b}", labels, measure, ON_VERSIONS,
@@ -145,12 +158,15 @@ def judge_agreement(
     threshold: int = 1,
     measure: str = "map",
     top: int = 5,
+    unjudged: int | None = None,
 ) -> LabelAgreement:
     """An automatic judge (B) against the people who judged the same pairs (their majority
     per pair, ties lower) or against a qrels version (A), in a round or over all rounds.
 
     against: "people", or a qrels version's name (`qrels:NAME` for a version called people).
     The judge's probabilities, where it gave them, are scored against A's relevance.
+    unjudged: the grade a pair one side lacks counts as (0: not relevant; see
+    `compare_labels`); by default such pairs are left out, of the runs' scores too.
     """
     from pooling.agreement.sources import judge_labels, people_labels, qrels_labels, run_means
 
@@ -160,28 +176,34 @@ def judge_agreement(
     else:
         version = store.resolve_qrels(against.removeprefix("qrels:"))
         reference, name = qrels_labels(store, version), f"qrels {version}"
-    labels = compare_labels(reference, judged, threshold=threshold)
+    labels = compare_labels(reference, judged, threshold=threshold, unjudged=unjudged)
     scores_a: dict[str, float] = {}
     scores_b: dict[str, float] = {}
-    if labels.n_shared:
-        shared_a, shared_b = shared_pairs(reference, judged)
+    if labels.n_compared:
+        shared_a, shared_b = shared_pairs(reference, judged, unjudged=unjudged)
         scores_a = run_means(store, shared_a, measure, relevance_level=threshold)
         scores_b = run_means(store, shared_b, measure, relevance_level=threshold) if scores_a else {}
     where = f" (round {round_id})" if round_id else ""
+    scored_on = ON_SHARED if unjudged is None else ON_FILLED.format(unjudged=unjudged)
     return _with_systems(name + where, f"judge {_judge_id(store, judge)}{where}", labels,
-                         measure, ON_SHARED, scores_a, scores_b, top)
+                         measure, scored_on, scores_a, scores_b, top)
 
 
-def shared_pairs(a: Any, b: Any) -> tuple[pa.Table, pa.Table]:
-    """A's and B's rows (query_id, doc_id, grade) on the pairs both graded, in one order."""
+def shared_pairs(a: Any, b: Any, *, unjudged: int | None = None) -> tuple[pa.Table, pa.Table]:
+    """A's and B's rows (query_id, doc_id, grade) on the pairs both graded, in one order; with
+    `unjudged`, on the pairs either graded, the missing side's grade being `unjudged`."""
     table_a, table_b = label_table(a, "A"), label_table(b, "B")
-    joined = table_a.join(table_b, ["query_id", "doc_id"], join_type="inner",
+    joined = table_a.join(table_b, ["query_id", "doc_id"],
+                          join_type="inner" if unjudged is None else "full outer",
                           left_suffix="_a", right_suffix="_b").sort_by(
         [("query_id", "ascending"), ("doc_id", "ascending")])
-    return (joined.select(["query_id", "doc_id", "grade_a"]).rename_columns(
-                ["query_id", "doc_id", "grade"]),
-            joined.select(["query_id", "doc_id", "grade_b"]).rename_columns(
-                ["query_id", "doc_id", "grade"]))
+    sides = []
+    for side in ("grade_a", "grade_b"):
+        grade = joined[side] if unjudged is None else pc.fill_null(
+            joined[side], pa.scalar(int(unjudged), pa.int64()))
+        sides.append(pa.table([joined["query_id"], joined["doc_id"], grade],
+                              names=["query_id", "doc_id", "grade"]))
+    return sides[0], sides[1]
 
 
 def _judge_id(store: Store, judge: str) -> str:

@@ -2,9 +2,14 @@
 judge, another qrels version), matched by (query_id, doc_id), never by position.
 
 `compare_labels` gathers every pairwise statistic of the package for the pairs both sides
-graded: the confusion matrix, Cohen's kappa (unweighted, linear, quadratic), Krippendorff's
-alpha (nominal, ordinal, interval), B as a classifier of A's relevance at a threshold and,
-where B gave probabilities of relevance, ROC-AUC, PR-AUC and log loss. Undefined values are nan.
+graded: the confusion matrix, Cohen's kappa (unweighted, linear, quadratic, and binary at the
+relevance threshold), Krippendorff's alpha (nominal, ordinal, interval), B as a classifier of
+A's relevance at a threshold and, where B gave probabilities of relevance, ROC-AUC, PR-AUC and
+log loss. Undefined values are nan.
+
+Pairs graded by one side only are left out, unless `unjudged` gives the grade a missing one
+counts as (0: not relevant, as trec_eval counts an unjudged document): qrels that list mostly
+relevant pairs (Cranfield's) otherwise leave almost every pair out of the comparison.
 """
 
 from __future__ import annotations
@@ -35,13 +40,20 @@ LABELS_SCHEMA = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
                            ("grade", pa.int64())])
 
 
+# Pairs left out: more than the pairs compared (over half of all pairs) earn a note
+# suggesting `unjudged`.
+_MANY_LEFT_OUT = 0.5
+
+
 @dataclass(frozen=True)
 class LabelComparison:
-    """A against B on the pairs both graded (`n_shared`); `only_a` / `only_b` pairs are not
-    compared. confusion[i, j]: pairs A graded grades[i] and B graded grades[j].
+    """A against B on the pairs both graded (`n_shared`); `only_a` / `only_b` pairs are left
+    out, or with `unjudged` set compared too, the missing side's grade being `unjudged`.
+    confusion[i, j]: compared pairs A graded grades[i] and B graded grades[j].
 
-    Classification (`scores`) counts grade >= threshold as relevant on both sides, A being
-    the truth. `probability` is None when B gave no probability on a shared pair.
+    Classification (`scores`) and `kappa_binary` count grade >= threshold as relevant on both
+    sides, A being the truth. `probability` is None when B gave no probability on a compared
+    pair.
     """
 
     n_shared: int
@@ -58,12 +70,49 @@ class LabelComparison:
     threshold: int
     scores: ClassificationScores
     probability: ProbabilityScores | None
+    kappa_binary: float = float("nan")
+    unjudged: int | None = None
+
+    @property
+    def n_compared(self) -> int:
+        """Pairs every statistic counts: the shared ones, plus one side's with `unjudged`."""
+        return self.n_shared + (0 if self.unjudged is None else self.only_a + self.only_b)
+
+    @property
+    def left_out(self) -> int:
+        """Pairs graded by one side only and left out of every statistic."""
+        return 0 if self.unjudged is not None else self.only_a + self.only_b
+
+    def note(self) -> str | None:
+        """What to know before reading the statistics: how many pairs were left out (with
+        the option that keeps them when they are many) or given the `unjudged` grade."""
+        total = self.n_shared + self.only_a + self.only_b
+        if self.unjudged is not None:
+            if not self.only_a + self.only_b:
+                return None
+            return (f"{self.only_a + self.only_b:,} pair(s) graded by one side only are compared "
+                    f"with grade {self.unjudged} for the missing side ({self.only_a:,} only A "
+                    f"graded, {self.only_b:,} only B)")
+        if not self.left_out:
+            return None
+        share = self.left_out / total
+        text = (f"{self.left_out:,} of {total:,} pair(s) ({share:.1%}) are graded by one side "
+                f"only and left out of every statistic ({self.only_a:,} only A graded, "
+                f"{self.only_b:,} only B)")
+        if share > _MANY_LEFT_OUT:
+            text += ("; if a missing grade means not relevant (as trec_eval counts unjudged "
+                     "documents, and qrels that list mostly relevant pairs assume), compare "
+                     "them too with --unjudged 0 (unjudged=0 in Python)")
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (the confusion matrix as a list of rows; nan stays a float)."""
         out = asdict(self)
         out["grades"] = list(self.grades)
         out["confusion"] = self.confusion.tolist()
+        out["n_compared"] = self.n_compared
+        out["left_out"] = self.left_out
+        out["note"] = self.note()
         return out
 
 
@@ -74,6 +123,7 @@ def compare_labels(
     threshold: int = 1,
     probabilities: Any = None,
     grades: Sequence[int] | None = None,
+    unjudged: int | None = None,
 ) -> LabelComparison:
     """Compare label set B against reference A on the (query_id, doc_id) pairs both graded.
 
@@ -81,7 +131,9 @@ def compare_labels(
     once. probabilities: B's P(relevant) as query_id, doc_id, probability (table, DataFrame
     or {(query_id, doc_id): p}); by default B's own `probability` column, nulls skipped.
     grades: the grade scale (may list grades nobody used, which moves weighted kappa);
-    default: the grades used on the shared pairs.
+    default: the grades used on the compared pairs.
+    unjudged: the grade a pair missing on one side counts as there (0: not relevant), so
+    every pair either side graded is compared; None (the default) leaves such pairs out.
     """
     table_a, table_b = label_table(a, "A"), label_table(b, "B")
     if probabilities is None:
@@ -93,15 +145,19 @@ def compare_labels(
                           for s in ("A", "B")], axis=1)
     judged = ~np.isnan(grades_ab)
     shared = judged.all(axis=1)
-    x, y = (grades_ab[shared, k].astype(np.int64) for k in (0, 1))
+    compared = shared if unjudged is None else judged.any(axis=1)
+    if unjudged is not None:
+        grades_ab = np.where(judged, grades_ab, float(int(unjudged)))
+    x, y = (grades_ab[compared, k].astype(np.int64) for k in (0, 1))
     scale = grade_scale(np.concatenate([x, y]), grades)
     confusion = contingency(x, y, scale)
     # Alpha from the units × values counts of the shared pairs (two coders each).
     counts = np.stack([(x[:, None] == scale[None, :]), (y[:, None] == scale[None, :])]).sum(axis=0)
     probability = None
     if probabilities is not None:
-        probability = _probability_scores(alignment.query_id[shared], alignment.doc_id[shared],
-                                          x >= threshold, keyed_values(probabilities, "probability"))
+        probability = _probability_scores(alignment.query_id[compared],
+                                          alignment.doc_id[compared], x >= threshold,
+                                          keyed_values(probabilities, "probability"))
     return LabelComparison(
         n_shared=int(shared.sum()),
         only_a=int((judged[:, 0] & ~judged[:, 1]).sum()),
@@ -117,6 +173,10 @@ def compare_labels(
         threshold=threshold,
         scores=binary_rates(x >= threshold, y >= threshold),
         probability=probability,
+        kappa_binary=kappa_from_confusion(contingency((x >= threshold).astype(np.int64),
+                                                      (y >= threshold).astype(np.int64),
+                                                      np.array([0, 1]))),
+        unjudged=None if unjudged is None else int(unjudged),
     )
 
 

@@ -361,6 +361,11 @@ def agreement(
     measure: Annotated[str, typer.Option(
         "-m", "--measure", help="The measure runs are ranked by for the leaderboard correlation.")] = "map",
     top: Annotated[int, typer.Option(help="How many of the largest rank changes to show.")] = 5,
+    unjudged: Annotated[int | None, typer.Option(
+        help="With --qrels or --judge: the grade a pair graded on one side only counts as on "
+             "the other (0: not relevant, as trec_eval counts unjudged documents; for qrels "
+             "that list mostly relevant pairs). Default: such pairs are left out.",
+        show_default=False)] = None,
     format: Annotated[str, typer.Option(
         help="table, csv, json or html (with --qrels or --judge).")] = "table",
     output: Annotated[Path | None, typer.Option("-o", "--output", help="File (default: stdout).")] = None,
@@ -369,10 +374,12 @@ def agreement(
 
     --round R alone: agreement on the round's overlap items (Cohen's and Fleiss' kappa,
     Krippendorff's alpha). --qrels A --qrels B, or --judge NAME [--round R] [--against
-    people|QRELS]: B against A pair by pair (confusion matrix, kappa, alpha, precision, recall,
-    F1, accuracy, fallout; ROC-AUC, PR-AUC and log loss from the judge's probabilities) and on
-    the leaderboard (every stored run ranked by --measure under each: Kendall tau, tau_ap with
-    A and with B as reference and their mean, Spearman, the largest rank changes).
+    people|QRELS]: B against A pair by pair (confusion matrix, kappa over the grades and
+    binary at --threshold, alpha, precision, recall, F1, accuracy, fallout; ROC-AUC, PR-AUC
+    and log loss from the judge's probabilities) and on the leaderboard (every stored run
+    ranked by --measure under each: Kendall tau, tau_ap with A and with B as reference and
+    their mean, Spearman, the largest rank changes). Pairs graded by one side only are left
+    out and counted, unless --unjudged gives the grade they count as.
     """
     from pooling.store import Store
 
@@ -380,6 +387,9 @@ def agreement(
         if round is None:
             raise StoreError("name what to compare: --round R (a round's assessors), --qrels A "
                              "--qrels B (two qrels versions) or --judge NAME (a judge)")
+        if unjudged is not None:
+            raise StoreError("--unjudged goes with --qrels or --judge; --round alone compares "
+                             "only the pairs two assessors judged")
         _round_agreement(store, round, threshold, format)
         return
     if judge is not None and qrels:
@@ -399,10 +409,11 @@ def agreement(
     with Store(store) as s:
         if qrels:
             result = qrels_agreement(s, qrels[0], qrels[1], threshold=threshold,
-                                     measure=measure, top=top)
+                                     measure=measure, top=top, unjudged=unjudged)
         else:
             result = judge_agreement(s, judge, round_id=round, against=against,
-                                     threshold=threshold, measure=measure, top=top)
+                                     threshold=threshold, measure=measure, top=top,
+                                     unjudged=unjudged)
     if format == "table":
         _print_label_agreement(result)
         return
@@ -450,8 +461,11 @@ def _print_label_agreement(result) -> None:
 
     c, a, b = result.labels, result.a, result.b
     out.print(f"B = {b} against A = {a}: {c.n_shared:,} pair(s) graded by both, {c.only_a:,} "
-              f"only by A, {c.only_b:,} only by B", highlight=False)
-    if c.n_shared:
+              f"only by A, {c.only_b:,} only by B; {c.n_compared:,} compared", highlight=False)
+    note = c.note()
+    if note:
+        out.print(f"note: {note}", style="bold", highlight=False)
+    if c.n_compared:
         matrix = Table(title="confusion matrix (rows: A's grade, columns: B's)")
         matrix.add_column("A \\ B")
         for g in c.grades:
@@ -461,7 +475,8 @@ def _print_label_agreement(result) -> None:
         out.print(matrix)
     s, p = c.scores, c.probability
     out.print(f"Cohen's kappa {num(c.kappa)}, linear {num(c.kappa_linear)}, quadratic "
-              f"{num(c.kappa_quadratic)} · Krippendorff's alpha nominal "
+              f"{num(c.kappa_quadratic)}, binary at grade >= {c.threshold} "
+              f"{num(c.kappa_binary)} · Krippendorff's alpha nominal "
               f"{num(c.alpha_nominal)}, ordinal {num(c.alpha_ordinal)}, interval "
               f"{num(c.alpha_interval)}", highlight=False)
     out.print(f"relevant at grade >= {c.threshold}: precision {num(s.precision)}, recall "
@@ -473,7 +488,7 @@ def _print_label_agreement(result) -> None:
                   f"{num(p.pr_auc)}, log loss {num(p.log_loss)}", highlight=False)
     sys_ = result.systems
     if sys_ is None:
-        why = "no stored run to rank" if c.n_shared else "no pair graded by both to score runs on"
+        why = "no stored run to rank" if c.n_compared else "no pair graded by both to score runs on"
         out.print(f"leaderboard ({result.measure}): {why}", highlight=False)
     else:
         out.print(f"leaderboard ({result.measure}, {sys_.n_runs} runs; {result.scored_on}): "
@@ -490,7 +505,8 @@ def _print_label_agreement(result) -> None:
             out.print(moved)
         else:
             out.print("no run changes rank", highlight=False)
-    shown = [c.kappa, c.kappa_linear, c.kappa_quadratic, c.alpha_nominal, c.alpha_ordinal,
+    shown = [c.kappa, c.kappa_linear, c.kappa_quadratic, c.kappa_binary, c.alpha_nominal,
+             c.alpha_ordinal,
              c.alpha_interval, s.precision, s.recall, s.f1, s.accuracy, s.fallout]
     shown += [p.roc_auc, p.pr_auc, p.log_loss] if p is not None else []
     shown += [sys_.kendall_tau, sys_.tau_ap_a, sys_.spearman_rho] if sys_ is not None else []

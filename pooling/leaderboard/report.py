@@ -48,6 +48,7 @@ div.wide { overflow-x: auto; }
 tr.flagged td, #leaderboard tr.flagged td.rank, #leaderboard tr.flagged td.run
   { background: #fff4e0; }
 .note { color: #555; font-size: .9em; }
+p.warning { background: #fff4e0; border-left: 4px solid #e0a030; padding: .4em .7em; }
 figure { margin: 1em 0; } svg { max-width: 100%; height: auto; }
 #fig-significance { overflow-x: auto; } #fig-significance svg { max-width: none; }
 """
@@ -131,15 +132,19 @@ def agreement_section(agreement: LabelAgreement) -> str:
     parts = [
         f'<section id="agreement"><h2>Agreement: {_e(agreement.b)} against {_e(agreement.a)}</h2>',
         f'<p class="note">A: {_e(agreement.a)} (the reference); B: {_e(agreement.b)}. '
-        f"{c.n_shared:,} pairs graded by both, {c.only_a:,} by A only, {c.only_b:,} by B only. "
-        "Confusion matrix rows: A's grade; columns: B's.</p>",
+        f"{c.n_shared:,} pairs graded by both, {c.only_a:,} by A only, {c.only_b:,} by B only; "
+        f"{c.n_compared:,} compared. Confusion matrix rows: A's grade; columns: B's.</p>",
     ]
-    if c.n_shared:
+    note = c.note()
+    if note:
+        parts.append(f'<p class="warning" id="agreement-pairs-note">{_e(note)}.</p>')
+    if c.n_compared:
         parts.append(_figure(confusion_heatmap(agreement), "confusion"))
     s, p = c.scores, c.probability
     stats = [
         ("Cohen's kappa (unweighted)", c.kappa), ("Cohen's kappa (linear)", c.kappa_linear),
         ("Cohen's kappa (quadratic)", c.kappa_quadratic),
+        (f"Cohen's kappa (binary, grade ≥ {c.threshold})", c.kappa_binary),
         ("Krippendorff's alpha (nominal)", c.alpha_nominal),
         ("Krippendorff's alpha (ordinal)", c.alpha_ordinal),
         ("Krippendorff's alpha (interval)", c.alpha_interval),
@@ -164,7 +169,7 @@ def _agreement_leaderboard(agreement: LabelAgreement) -> list[str]:
     sys_ = agreement.systems
     head = f"<h3>Leaderboard correlation ({_e(agreement.measure)})</h3>"
     if sys_ is None:
-        why = ("The store has no run to rank." if agreement.labels.n_shared else
+        why = ("The store has no run to rank." if agreement.labels.n_compared else
                "No pair is graded by both label sets, so no run was scored.")
         return [head, f'<p class="note">{why}</p>']
     table = ('<table id="agreement-correlation"><tr><th>runs</th><th>Kendall τ</th>'

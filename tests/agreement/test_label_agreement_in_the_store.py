@@ -278,7 +278,8 @@ def test_json_holds_everything_including_the_confusion_matrix(store_path):
         expected = judge_agreement(s, "words")
     assert data["confusion"]["grades"] == [0, 1, 2]
     assert data["confusion"]["counts"] == expected.labels.confusion.tolist()
-    assert data["pairs"] == {"shared": 12, "only_a": 0, "only_b": 4}
+    assert data["pairs"] == {"shared": 12, "only_a": 0, "only_b": 4, "compared": 12,
+                             "left_out": 4, "unjudged": None}
     assert data["kappa"]["quadratic"] == expected.labels.kappa_quadratic
     assert data["probability"]["roc_auc"] == expected.labels.probability.roc_auc
     board = data["leaderboard"]
@@ -325,7 +326,8 @@ def test_two_qrels_versions_on_the_command_line(store_path, tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert (data["a"], data["b"]) == ("qrels people", "qrels mixed")
-    assert data["pairs"] == {"shared": 12, "only_a": 0, "only_b": 4}
+    assert data["pairs"] == {"shared": 12, "only_a": 0, "only_b": 4, "compared": 12,
+                             "left_out": 4, "unjudged": None}
     assert data["kappa"]["unweighted"] == 1.0  # human-first keeps the people's grades
 
 
