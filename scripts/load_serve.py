@@ -10,12 +10,19 @@
 2. Crash: the same on a second round, SIGKILLing the server mid-load and restarting it; the
    clients keep retrying with the same submission ids. Every submission that got a 2xx must
    be in the store exactly once.
+3. Organiser paths: the crowd judges again; after a quiet third, the organiser asks
+   GET /api/v1/rounds (as an organiser and as an assessor) every second, and adds assessors
+   and assigns rounds through the served store, both as CLI commands (`pooling assessors add`,
+   `pooling assign`: a fresh interpreter each) and from one warm client process (the served
+   store's own cost). Prints p50/p95 of each beside the judging POST p95 of the quiet third
+   and of the rest.
 
 During the crowd and load phases the organiser works at the CLI through the server: a
 `pooling leaderboard` and a `pooling import runs` of a 1,000-topic x 1,000-document run.
 The script ends with a table of the figures against the bounds a crowd needs.
 
     .venv/bin/python scripts/load_serve.py [--judgments 10000] [--assessors 20] [--crowd 200]
+    .venv/bin/python scripts/load_serve.py --phases organiser [--organiser-seconds 90]
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
@@ -63,13 +71,17 @@ class Campaign:
     path: Path
     tokens: dict[str, str]
     topics: dict[str, dict[str, list[str]]]  # round -> assessor -> topics
+    organiser_token: str = ""
+    spare_rounds: list[str] = field(default_factory=list)  # pooled, not assigned yet
 
 
 def build(workdir: Path, n_assessors: int, load_docs: int, crash_docs: int, crowd: int = 0,
-          crowd_docs: int = 60) -> Campaign:
+          crowd_docs: int = 60, spare_rounds: int = 0) -> Campaign:
     """Runs A and R01..R10 and a qrels version; round `load` (2 topics per assessor of
     `load_docs` documents each), round `crash` (1 topic per assessor of `crash_docs`) and round
-    `crowd` (1 topic per crowd assessor); every document has a title and text."""
+    `crowd` (1 topic per crowd assessor); `spare_rounds` rounds of 5 load topics each, pooled
+    but not assigned (for the organiser to assign); an organiser; every document has a title
+    and text."""
     path = workdir / "load.duckdb"
     rounds = {"load": (2 * n_assessors, load_docs, "L"), "crash": (n_assessors, crash_docs, "C"),
               "crowd": (crowd, crowd_docs, "W")}
@@ -106,6 +118,7 @@ def build(workdir: Path, n_assessors: int, load_docs: int, crash_docs: int, crow
         s.import_topics(workdir / "topics.jsonl")
         s.import_documents(workdir / "docs.jsonl")
         tokens = {p: add_assessor(s, p).token for p in people + crowd_people}
+        organiser_token = add_assessor(s, "org", role="organiser").token
         topics: dict[str, dict[str, list[str]]] = {}
         for name, (n_topics, depth, prefix) in rounds.items():
             if n_topics == 0:
@@ -117,7 +130,12 @@ def build(workdir: Path, n_assessors: int, load_docs: int, crash_docs: int, crow
             # assign() gives topics round-robin over the assessors in query_id order
             topics[name] = {p: [q for i, q in enumerate(sorted(qs)) if i % len(who) == k]
                             for k, p in enumerate(who)}
-    return Campaign(path, tokens, topics)
+        spare = [f"spare{k:02d}" for k in range(spare_rounds)]
+        load_topics = [f"L{t:03d}" for t in range(2 * n_assessors)]
+        for k, name in enumerate(spare):
+            chosen = [load_topics[(5 * k + i) % len(load_topics)] for i in range(5)]
+            create_round(s, name, "depth", strategy_params={"depth": 20}, topics=chosen)
+    return Campaign(path, tokens, topics, organiser_token, spare)
 
 
 def big_run(workdir: Path, n_topics: int = 1000, depth: int = 1000) -> Path:
@@ -165,6 +183,7 @@ def start_server(store: Path, port: int) -> subprocess.Popen:
 @dataclass
 class Tally:
     post_latency: list[float] = field(default_factory=list)
+    post_at: list[float] = field(default_factory=list)  # when each POST was answered (monotonic)
     page_latency: list[float] = field(default_factory=list)
     acked: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # sid -> (who, q, d)
     retries: int = 0
@@ -335,15 +354,17 @@ async def assessor(base: str, who: str, token: str, round_id: str, topics: list[
                 done += 1
 
 
-async def thinker(base: str, token: str, topics: list[str], deadline: float, think: tuple[float, float],
-                  tally: Tally, rng: random.Random) -> None:
-    """A crowd assessor: reads the next document, thinks 2-10 s, judges, until the deadline."""
+async def thinker(base: str, token: str, topics: list[str], deadline: float | Callable[[], float],
+                  think: tuple[float, float], tally: Tally, rng: random.Random) -> None:
+    """A crowd assessor: reads the next document, thinks 2-10 s, judges, until the deadline
+    (a time, or a function giving the time as it moves)."""
+    until = deadline if callable(deadline) else (lambda: deadline)
     async with Browser(base) as client:
         await asyncio.sleep(rng.uniform(0, think[1]))  # they do not all arrive at once
         await _request(client, "GET", "/login", tally, params={"token": token})
         csrf = CSRF.search((await _request(client, "GET", "/", tally)).text).group(1)
         url = f"/rounds/crowd/topics/{topics[0]}"
-        while time.monotonic() < deadline:
+        while time.monotonic() < until():
             t0 = time.perf_counter()
             page = await _request(client, "GET", url, tally)
             tally.page_latency.append(time.perf_counter() - t0)
@@ -357,16 +378,18 @@ async def thinker(base: str, token: str, topics: list[str], deadline: float, thi
             answer = await _request(client, "POST", url + "/judgments", tally, json=body,
                                     headers={"X-CSRF-Token": csrf})
             tally.post_latency.append(time.perf_counter() - t0)
+            tally.post_at.append(time.monotonic())
             answer.raise_for_status()
             tally.acked[sid] = ("crowd", topics[0], match.group(1))
 
 
-async def run_crowd(base: str, campaign: Campaign, seconds: float, think: tuple[float, float],
-                    tally: Tally, seed: int) -> float:
+async def run_crowd(base: str, campaign: Campaign, seconds: float | Callable[[], float],
+                    think: tuple[float, float], tally: Tally, seed: int) -> float:
+    """The crowd judges for `seconds`, or until the time a function gives."""
     rng = random.Random(seed)
     people = sorted(campaign.topics["crowd"])
     t0 = time.perf_counter()
-    deadline = time.monotonic() + seconds
+    deadline = seconds if callable(seconds) else time.monotonic() + seconds
     await asyncio.gather(*(thinker(base, campaign.tokens[p], campaign.topics["crowd"][p], deadline,
                                    think, tally, random.Random(rng.random())) for p in people))
     return time.perf_counter() - t0
@@ -397,6 +420,150 @@ async def with_organiser(phase, store: Path, late: Path, name: str, delay: float
     elapsed = await phase
     await side
     return elapsed
+
+
+# -- organiser paths while the crowd judges -----------------------------------------------------
+
+
+@dataclass
+class Timings:
+    """The seconds each organiser path took, by path; failures are counted apart."""
+
+    seconds: dict[str, list[float]] = field(default_factory=dict)
+    failures: Counter = field(default_factory=Counter)
+    why: dict[str, str] = field(default_factory=dict)
+
+    def add(self, path: str, seconds: float, ok: bool, why: str = "") -> None:
+        self.seconds.setdefault(path, []).append(seconds)
+        if not ok:
+            self.failures[path] += 1
+            self.why.setdefault(path, why.strip()[-300:])
+
+
+ROUNDS_AS_ORGANISER = "GET /api/v1/rounds, as an organiser"
+ROUNDS_AS_ASSESSOR = "GET /api/v1/rounds, as an assessor"
+ADD_CLI = "pooling assessors add (CLI: a fresh interpreter each)"
+ADD_WARM = "assessors add through the served store (warm client)"
+ASSIGN_CLI = "pooling assign (CLI: a fresh interpreter each)"
+ASSIGN_WARM = "assign through the served store (warm client)"
+
+
+async def poll_rounds(base: str, token: str, label: str, stop: asyncio.Event, timings: Timings,
+                      every: float = 1.0) -> None:
+    """GET /api/v1/rounds with a bearer token every `every` seconds until `stop`."""
+    async with Browser(base) as client:
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                reply = await client.request("GET", "/api/v1/rounds",
+                                             headers={"Authorization": f"Bearer {token}"})
+                ok, why = reply.status_code == 200, f"HTTP {reply.status_code}: {reply.text[:200]}"
+            except (OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
+                ok, why = False, repr(exc)
+            timings.add(label, time.perf_counter() - t0, ok, why)
+            try:
+                await asyncio.wait_for(stop.wait(), every)
+            except TimeoutError:
+                pass
+
+
+async def cli(timings: Timings, label: str, args: list[str]) -> None:
+    """One `pooling` command in a fresh interpreter, timed from start to exit."""
+    t0 = time.perf_counter()
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "pooling", *args],
+                                   capture_output=True, text=True, cwd=ROOT)
+    timings.add(label, time.perf_counter() - t0, done.returncode == 0, done.stderr)
+
+
+async def warm(timings: Timings, label: str, op: str, store: Path, items: list[str],
+               pause: float) -> None:
+    """`op` for each item from one warm client process (`organiser_worker`), each timed."""
+    done = await asyncio.to_thread(
+        subprocess.run, [sys.executable, str(Path(__file__).resolve()), "--organiser-worker", op,
+                         str(store), ",".join(items), "--pause", str(pause)],
+        capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        timings.add(label, 0.0, False, done.stderr)
+        return
+    for seconds, why in json.loads(done.stdout.strip().splitlines()[-1]):
+        timings.add(label, seconds, not why, why)
+
+
+def organiser_worker(op: str, store: Path, items: list[str], pause: float) -> None:
+    """A warm client: each item through the served store (a session opened, one change
+    committed, the session closed), timed without the interpreter's start; prints
+    [[seconds, error], ...] as JSON. op "add": items are names; "assign": round:a+b."""
+    out = []
+    for item in items:
+        t0 = time.perf_counter()
+        why = ""
+        try:
+            with Store(store) as s:
+                if op == "add":
+                    add_assessor(s, item)
+                else:
+                    round_id, people = item.split(":")
+                    assign(s, round_id, people.split("+"))
+        except Exception as exc:  # noqa: BLE001 - reported, not raised
+            why = repr(exc)
+        out.append([time.perf_counter() - t0, why])
+        time.sleep(pause)
+    print(json.dumps(out))
+
+
+async def run_organiser_paths(base: str, campaign: Campaign, seconds: float,
+                              think: tuple[float, float], crowd: Tally, timings: Timings,
+                              seed: int, n_cli: int, n_warm: int) -> tuple[float, float, float, float]:
+    """The crowd judges; after a quiet third the organiser polls the rounds as an organiser
+    and as an assessor every second, and adds assessors and assigns spare rounds (CLI, then
+    warm). The crowd goes on until the organiser is done. Returns the quiet window and the
+    organiser's window (monotonic start, end of each)."""
+    start = time.monotonic()
+    quiet_from = start + think[1]  # the crowd arrives over its first think time
+    quiet_to = max(start + seconds / 3, quiet_from + 10)
+    end = {"at": float("inf")}
+    crowd_task = asyncio.create_task(run_crowd(base, campaign, lambda: end["at"], think, crowd, seed))
+    await asyncio.sleep(quiet_to - time.monotonic())
+    stop = asyncio.Event()
+    someone = sorted(campaign.topics["crowd"])[0]
+    pollers = [asyncio.create_task(poll_rounds(base, campaign.organiser_token, ROUNDS_AS_ORGANISER,
+                                               stop, timings)),
+               asyncio.create_task(poll_rounds(base, campaign.tokens[someone], ROUNDS_AS_ASSESSOR,
+                                               stop, timings))]
+    store = campaign.path
+    spare = list(campaign.spare_rounds)
+    for i in range(n_cli):
+        await cli(timings, ADD_CLI, ["assessors", "add", str(store), f"cli added {i}"])
+    for round_id in spare[:n_cli]:
+        await cli(timings, ASSIGN_CLI, ["assign", str(store), "--round", round_id, "--assessors", "a00,a01"])
+    await warm(timings, ADD_WARM, "add", store, [f"warm added {i}" for i in range(n_warm)], 0.2)
+    await warm(timings, ASSIGN_WARM, "assign", store, [f"{r}:a00+a01" for r in spare[n_cli:]], 0.5)
+    organiser_to = time.monotonic()
+    end["at"] = max(start + seconds, organiser_to)
+    await crowd_task
+    stop.set()
+    await asyncio.gather(*pollers)
+    return quiet_from, quiet_to, quiet_to, organiser_to
+
+
+def organiser_table(crowd_size: int, timings: Timings, crowd: Tally,
+                    windows: tuple[float, float, float, float]) -> str:
+    """Markdown: p50/p95 of each organiser path, and of the crowd's judging POSTs in the
+    quiet third and while the organiser worked."""
+    lines = [f"| while {crowd_size} assessors judge | n | p50 ms | p95 ms | failed |",
+             "|---|---|---|---|---|"]
+    for label in (ROUNDS_AS_ORGANISER, ROUNDS_AS_ASSESSOR, ADD_CLI, ADD_WARM, ASSIGN_CLI, ASSIGN_WARM):
+        values = timings.seconds.get(label, [])
+        if values:
+            lines.append(f"| {label} | {len(values)} | {pct(values, 50):.1f} | {pct(values, 95):.1f} "
+                         f"| {timings.failures[label]} |")
+    quiet_from, quiet_to, busy_from, busy_to = windows
+    for label, low, high in (("judging POST (the crowd), quiet", quiet_from, quiet_to),
+                             ("judging POST (the crowd), while the organiser works", busy_from, busy_to)):
+        values = [v for v, at in zip(crowd.post_latency, crowd.post_at, strict=True) if low <= at < high]
+        if values:
+            lines.append(f"| {label} | {len(values)} | {pct(values, 50):.1f} | {pct(values, 95):.1f} | - |")
+    return "\n".join(lines)
 
 
 async def run_load(base: str, campaign: Campaign, round_id: str, total: int, tally: Tally,
@@ -459,22 +626,44 @@ def main() -> None:
     ap.add_argument("--double-rate", type=float, default=0.02)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workdir", type=Path, default=None)
-    ap.add_argument("--skip-load", action="store_true", help="run only the crash phase")
-    ap.add_argument("--crowd", type=int, default=200, help="assessors in the crowd phase (0: skip it)")
+    ap.add_argument("--skip-load", action="store_true", help="leave out the load phase")
+    ap.add_argument("--phases", default="crowd,load,crash,organiser",
+                    help="the phases to run, comma-separated (crowd, load, crash, organiser)")
+    ap.add_argument("--crowd", type=int, default=200, help="assessors in the crowd and organiser "
+                    "phases (0: skip both)")
     ap.add_argument("--crowd-seconds", type=float, default=120.0)
     ap.add_argument("--think", default="2,10", help="seconds a crowd assessor thinks: min,max")
     ap.add_argument("--late-run", default="1000x1000", help="topics x documents of the late run "
                     "the organiser imports during the crowd and load phases ('0x0': none)")
+    ap.add_argument("--organiser-seconds", type=float, default=90.0,
+                    help="least length of the organiser phase (it lasts until the organiser is done)")
+    ap.add_argument("--organiser-cli", type=int, default=10,
+                    help="CLI `assessors add` and `assign` commands of the organiser phase, each")
+    ap.add_argument("--organiser-warm", type=int, default=40,
+                    help="adds from the warm client in the organiser phase (assigns: a quarter)")
+    ap.add_argument("--organiser-worker", nargs=3, metavar=("OP", "STORE", "ITEMS"),
+                    help=argparse.SUPPRESS)
+    ap.add_argument("--pause", type=float, default=0.2, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.organiser_worker:
+        op, store, items = args.organiser_worker
+        organiser_worker(op, Path(store), items.split(","), args.pause)
+        return
+    phases = {p.strip() for p in args.phases.split(",")} - ({"load"} if args.skip_load else set())
+    if not args.crowd:
+        phases -= {"crowd", "organiser"}
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="pooling-load-"))
     workdir.mkdir(parents=True, exist_ok=True)
     per_assessor = -(-args.judgments // args.assessors)
     t0 = time.perf_counter()
     think = tuple(float(x) for x in args.think.split(","))
+    crowd_seconds = (args.crowd_seconds if "crowd" in phases else 0) + (
+        2 * args.organiser_seconds if "organiser" in phases else 0)
+    n_spare = args.organiser_cli + max(1, args.organiser_warm // 4) if "organiser" in phases else 0
     campaign = build(workdir, args.assessors, load_docs=per_assessor // 2 + 10,
                      crash_docs=-(-args.crash_judgments // args.assessors) + 5, crowd=args.crowd,
-                     crowd_docs=int(args.crowd_seconds / think[0]) + 5)
+                     crowd_docs=int(crowd_seconds / think[0]) + 5, spare_rounds=n_spare)
     n_topics, depth = (int(x) for x in args.late_run.split("x"))
     late = big_run(workdir, n_topics, depth) if n_topics else None
     print(f"store {campaign.path}: {args.assessors} + {args.crowd} assessors, built in "
@@ -490,7 +679,8 @@ def main() -> None:
 
     # 0. a crowd that thinks between judgments, with the organiser at the CLI
     missing0 = twice0 = unacked0 = 0
-    if args.crowd:
+    crowd = Tally()
+    if "crowd" in phases:
         server = start_server(campaign.path, port)
         crowd, work0 = Tally(), OrganiserWork()
         elapsed = asyncio.run(beside(run_crowd(base, campaign, args.crowd_seconds, think, crowd,
@@ -504,7 +694,7 @@ def main() -> None:
 
     # 1. load
     missing1 = twice = unacked = 0
-    if not args.skip_load:
+    if "load" in phases:
         server = start_server(campaign.path, port)
         tally, work1 = Tally(), OrganiserWork()
         elapsed = asyncio.run(beside(run_load(base, campaign, "load", args.judgments, tally, args.seed,
@@ -516,6 +706,43 @@ def main() -> None:
         rows.append((f"{args.assessors} clients, no think time", tally, elapsed, 100, None, 300, work1))
 
     # 2. SIGKILL mid-load, restart, clients retry with the same submission ids
+    missing = twice2 = unacked2 = 0
+    if "crash" in phases:
+        missing, twice2, unacked2 = crash_phase(campaign, base, port, args)
+
+    # 3. the organiser's paths while the crowd judges
+    missing3 = twice3 = unacked3 = 0
+    organiser_figures = None
+    if "organiser" in phases:
+        server = start_server(campaign.path, port)
+        crowd3, timings = Tally(), Timings()
+        t = time.perf_counter()
+        windows = asyncio.run(run_organiser_paths(
+            base, campaign, args.organiser_seconds, think, crowd3, timings, args.seed + 3,
+            args.organiser_cli, args.organiser_warm))
+        elapsed = time.perf_counter() - t
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+        report(f"organiser phase ({args.crowd} assessors thinking {args.think} s)", crowd3, elapsed)
+        both = Tally(acked={**crowd.acked, **crowd3.acked})  # the crowd round holds both phases
+        missing3, twice3, unacked3 = check_and_say(campaign.path, "crowd", both, OrganiserWork())
+        for label, why in timings.why.items():
+            print(f"  {label} failed {timings.failures[label]} time(s), e.g.: {why}")
+        organiser_figures = organiser_table(args.crowd, timings, crowd3, windows)
+
+    ok = (missing0 == twice0 == unacked0 == missing1 == missing == twice == unacked == twice2
+          == unacked2 == missing3 == twice3 == unacked3 == 0)
+    print("OK: every acknowledged judgment is in the store exactly once" if ok else "FAILED")
+    if rows:
+        print(bounds_table(rows))
+    if organiser_figures:
+        print(organiser_figures)
+    sys.exit(0 if ok else 1)
+
+
+def crash_phase(campaign: Campaign, base: str, port: int, args) -> tuple[int, int, int]:
+    """SIGKILL the server mid-load and restart it; the clients retry with the same submission
+    ids. Returns (acknowledged but missing, stored twice, stored without acknowledgement)."""
     server = start_server(campaign.path, port)
     crash = Tally()
     kill = {}
@@ -531,13 +758,13 @@ def main() -> None:
         kill["server"] = await asyncio.to_thread(start_server, campaign.path, port)
         kill["restart_s"] = time.perf_counter() - t
 
-    async def crash_phase() -> float:
+    async def phase() -> float:
         load = asyncio.create_task(run_load(base, campaign, "crash", args.crash_judgments, crash,
                                             args.seed + 1, args.retry_rate, args.double_rate))
         await killer()
         return await load
 
-    elapsed = asyncio.run(crash_phase())
+    elapsed = asyncio.run(phase())
     restarted = kill["server"]
     restarted.send_signal(signal.SIGTERM)
     restarted.wait(timeout=30)
@@ -550,11 +777,7 @@ def main() -> None:
     missing, twice2, unacked2 = check_store(campaign.path, "crash", crash)
     print(f"  store: {missing} acknowledged judgments missing (lost), {twice2} stored twice, "
           f"{unacked2} stored without an acknowledgement")
-    ok = missing0 == twice0 == unacked0 == missing1 == missing == twice == unacked == twice2 == unacked2 == 0
-    print("OK: every acknowledged judgment is in the store exactly once" if ok else "FAILED")
-    if rows:
-        print(bounds_table(rows))
-    sys.exit(0 if ok else 1)
+    return missing, twice2, unacked2
 
 
 def check_and_say(path: Path, round_id: str, tally: Tally, work: OrganiserWork) -> tuple[int, int, int]:
