@@ -25,7 +25,9 @@ def kendall_tau(scores_a: Scores, scores_b: Scores) -> float:
     untied_x, untied_y = total - np.sum(sx == 0), total - np.sum(sy == 0)
     if untied_x == 0 or untied_y == 0:
         return float("nan")
-    return float(np.sum(sx * sy)) / np.sqrt(float(untied_x)) / np.sqrt(float(untied_y))
+    # One square root of the product: for identical orderings it is the square root of a
+    # perfect square, exact, so tau is exactly 1 (two roots divided in turn gave 1 ± 1 ulp).
+    return _correlation(float(np.sum(sx * sy)), np.sqrt(float(untied_x) * float(untied_y)))
 
 
 def spearman_rho(scores_a: Scores, scores_b: Scores) -> float:
@@ -34,7 +36,7 @@ def spearman_rho(scores_a: Scores, scores_b: Scores) -> float:
     rx, ry = average_ranks(x), average_ranks(y)
     rx, ry = rx - rx.mean(), ry - ry.mean()
     denominator = np.sqrt(np.sum(rx * rx) * np.sum(ry * ry))
-    return float(np.sum(rx * ry) / denominator) if denominator > 0 else float("nan")
+    return _correlation(float(np.sum(rx * ry)), denominator) if denominator > 0 else float("nan")
 
 
 def tau_ap(scores_reference: Scores, scores_other: Scores, *, symmetric: bool = False) -> float:
@@ -61,6 +63,12 @@ def tau_ap(scores_reference: Scores, scores_other: Scores, *, symmetric: bool = 
     return _tau_ap_b_direction(ref, other)
 
 
+def _correlation(numerator: float, denominator: float) -> float:
+    """numerator / denominator within [-1, 1]: a correlation's last bit of rounding never
+    takes it past a bound (identical orderings print 1, not 1.0000000000000002)."""
+    return min(1.0, max(-1.0, float(numerator / denominator)))
+
+
 def _tau_ap_b_direction(ref: np.ndarray, other: np.ndarray) -> float:
     """tau_ap of `other` against `ref`, positions from `other` (tie groups at their top)."""
     above = other[None, :] > other[:, None]  # above[x, y]: y strictly above x in `other`
@@ -68,7 +76,7 @@ def _tau_ap_b_direction(ref: np.ndarray, other: np.ndarray) -> float:
     n_above = above.sum(axis=1)
     below_top = n_above > 0
     share = agreed.sum(axis=1)[below_top] / n_above[below_top]
-    return float(2.0 * share.mean() - 1.0)
+    return min(1.0, max(-1.0, float(2.0 * share.mean() - 1.0)))
 
 
 def paired_scores(scores_a: Scores, scores_b: Scores) -> tuple[np.ndarray, np.ndarray]:

@@ -1,8 +1,10 @@
 """The Typer application object and global options shared by every command module."""
 
+import inspect
 from dataclasses import dataclass
 from typing import Annotated
 
+import click
 import typer
 from typer.core import TyperGroup
 
@@ -25,11 +27,37 @@ class InputEndedError(PoolingError):
     """Input data that ended in the middle (an EOFError out of a command)."""
 
 
+def whole_paragraphs(text: str | None) -> str | None:
+    """Help text with each paragraph on one line, for the help page to wrap at the terminal's
+    width: typer's rich help keeps a docstring's line breaks and then wraps each line again,
+    so an 80-column terminal showed sentences cut after a word or two. A paragraph opening
+    with click's marker \\b keeps its lines."""
+    if not text:
+        return text
+    head, mark, tail = text.partition("\f")  # after \f: for the code, never shown
+    paragraphs = inspect.cleandoc(head).split("\n\n")
+    joined = [p if p.startswith("\b") else " ".join(line.strip() for line in p.splitlines())
+              for p in paragraphs]
+    return "\n\n".join(joined) + mark + tail
+
+
+def _reflow(command: click.Command) -> None:
+    command.help = whole_paragraphs(command.help)
+    for sub in getattr(command, "commands", {}).values():
+        _reflow(sub)
+
+
 class _Commands(TyperGroup):
     """The command group. An EOFError that leaves a command comes from data that ended early
     (a decompressor given a cut-off file): click would take it for the user's Ctrl-D and
     print only "Aborted.", so it becomes an error that says so (prompts turn the user's
-    Ctrl-D into click's own Abort before it gets here)."""
+    Ctrl-D into click's own Abort before it gets here). Every command's help is made of
+    whole paragraphs (`whole_paragraphs`)."""
+
+    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        for command in self.commands.values():
+            _reflow(command)
 
     def invoke(self, ctx):  # type: ignore[no-untyped-def]
         try:

@@ -114,6 +114,7 @@ def leaderboard_command(
     """
     from pooling.leaderboard import leaderboard
     from pooling.leaderboard.render import (
+        RANK_NOTE,
         caption,
         display_rows,
         permutation_note,
@@ -155,6 +156,7 @@ def leaderboard_command(
         set_narrower(view, narrow, f"intervals left out to fit the terminal; {AS_TABLE} with "
                      "them")
         out.print(set_wide_note(view, AS_TABLE))
+        out.print(RANK_NOTE.capitalize() + ".", highlight=False)
     else:
         _emit(render_leaderboard(lb, format), output)
         if lb.plan is not None:

@@ -66,6 +66,12 @@ def board_specs(
     pools += [(d, None) for d in depths or []]
     pools += [(None, r) for r in rounds or []]
     specs = [BoardSpec(m, q, d, r) for m in measures for q in (qrels or [None]) for d, r in pools]
+    labels = [s.label for s in specs]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise LeaderboardError(
+            f"leaderboard {', '.join(repr(r) for r in repeated)} is given twice; each -m, "
+            "--qrels, --depth and --round value once")
     if len(specs) < 2:
         raise LeaderboardError(
             "a comparison needs two leaderboards: give two measures (-m map -m P_10), two "

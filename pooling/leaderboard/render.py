@@ -19,6 +19,11 @@ from pooling.leaderboard.errors import LeaderboardError
 
 TEXT_FORMATS = ("table", "md", "csv", "latex")
 
+# Under every human-readable leaderboard: its ranks are counts, not row positions.
+RANK_NOTE = ("rank = 1 + the number of runs significantly better, so ranks repeat and skip "
+             "by the tests (e.g. 1, 1, 2, 6, 6, 9), not by row order; runs sharing a group "
+             "letter are not significantly different")
+
 
 def leaderboard_csv(lb: Leaderboard) -> str:
     """One row per run: run_id, the measures, their intervals, Judged@k, then the rest."""
@@ -78,7 +83,7 @@ def permutation_note(lb: Leaderboard) -> str:
 
 def leaderboard_markdown(lb: Leaderboard) -> str:
     headers, rows = display_rows(lb)
-    return markdown(headers, rows) + f"\n{caption(lb)}\n"
+    return markdown(headers, rows) + f"\n{caption(lb)}\n\n{RANK_NOTE.capitalize()}.\n"
 
 
 def leaderboard_latex(lb: Leaderboard) -> str:

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from pooling.leaderboard.board import Leaderboard
 from pooling.leaderboard.pool_bias import PoolBias
-from pooling.leaderboard.render import caption, fmt
+from pooling.leaderboard.render import RANK_NOTE, caption, fmt
 
 if TYPE_CHECKING:
     from pooling.agreement.label_agreement import LabelAgreement
@@ -70,8 +70,7 @@ def html_report(
         f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.</p>",
         "<h2>Leaderboard</h2>",
         _leaderboard_table(lb),
-        '<p class="note">Rank: 1 + the number of runs significantly better. Runs sharing a '
-        "group letter are not significantly different. Under each mean: its t (first) and "
+        f'<p class="note">{_e(RANK_NOTE.capitalize())}. Under each mean: its t (first) and '
         f"bootstrap (second) {int(lb.confidence * 100)}% interval. Highlighted rows have "
         f"{_e(lb.judged_column)} below {lb.options['min_judged']:g}.</p>",
         f"<h2>Confidence intervals ({_e(lb.primary)})</h2>",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -144,3 +145,57 @@ def test_leaderboard_opens_a_store_path_and_compares_a_rounds_pool(store_path, t
     assert result.pairs["b"].to_pylist() == ["map round=top1"]
     # Cut to the top-1 pool, alpha (a relevant document first everywhere) still leads.
     assert max(result.scores["map round=top1"], key=result.scores["map round=top1"].get) == "alpha"
+
+
+def test_the_terminal_and_markdown_leaderboards_explain_their_rank_column(store_path):
+    table = subprocess.run([sys.executable, "-m", "pooling", "leaderboard", str(store_path),
+                            "-m", "map"], capture_output=True, text=True, check=False,
+                           env={**os.environ, "COLUMNS": "200"})
+    assert table.returncode == 0, table.stderr
+    # alpha 1, then beta and gamma both 2: one run is significantly better than each.
+    last = table.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("Rank = 1 + the number of runs significantly better, so ranks "
+                           "repeat and skip by the tests (e.g. 1, 1, 2, 6, 6, 9)")
+    md = pooling("leaderboard", str(store_path), "-m", "map", "--format", "md")
+    assert md.stdout.rstrip().splitlines()[-1] == last
+
+
+def test_leaderboard_help_shows_whole_sentences_on_an_80_column_terminal():
+    done = subprocess.run([sys.executable, "-m", "pooling", "leaderboard", "--help"],
+                          capture_output=True, text=True, check=False,
+                          env={**os.environ, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    description = done.stdout.split("Usage:")[1].split("╭")[0].splitlines()[2:]
+    paragraphs = "\n".join(line.strip() for line in description).strip().split("\n\n")
+    assert len(paragraphs) == 2
+    assert paragraphs[1].startswith("Runs that no test separates share a rank")
+    # The paragraph is wrapped at the width only: every line but its last fills the width.
+    lines = paragraphs[1].splitlines()
+    assert len(lines) >= 4 and all(len(line) > 60 for line in lines[:-1]), lines
+
+
+def test_help_text_is_made_of_whole_paragraphs():
+    from pooling.cli.app import whole_paragraphs
+
+    text = """First line
+    goes on.
+
+    A second paragraph
+    in two lines.
+
+    \b
+    kept
+      as written
+    \f
+    for the code only"""
+    assert whole_paragraphs(text) == ("First line goes on.\n\nA second paragraph in two "
+                                      "lines.\n\n\b\nkept\n  as written\f\n    for the code only")
+
+
+def test_a_leaderboard_compared_with_itself_correlates_exactly_one(store_path):
+    # map and AP are two names of one measure: the same ordering.
+    result = pooling("compare", str(store_path), "-m", "map", "-m", "AP", "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1] == "map,AP,1.0,1.0,1.0,0,3"
+    twice = pooling("compare", str(store_path), "-m", "map", "-m", "map")
+    assert twice.returncode == 1 and "leaderboard 'map' is given twice" in twice.stderr
