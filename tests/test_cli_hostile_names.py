@@ -61,4 +61,4 @@ def test_hostile_names_are_printed_stored_and_exported_whole(tmp_path):
     info = pooling("info", store, cwd=tmp_path).stdout
     assert f" {TAG} " in info and f"{QRELS} *" in info
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "a.run", "batch.csv", "judged.csv", "out.qrels", "s.duckdb"]
+        "a.run", "batch.csv", "judged.csv", "out.qrels", "out.qrels.meta.json", "s.duckdb"]

@@ -281,11 +281,17 @@ def export_qrels(
     store: StoreArg,
     qrels: Annotated[str | None, typer.Option("--qrels", help="Qrels version (default: the store's default, see `pooling qrels default`).")] = None,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="File to write (default: stdout).")] = None,
+    with_header: Annotated[bool, typer.Option(
+        "--with-header", help="Also put the provenance in the file as a first `#` line "
+        "(trec_eval skips it; pytrec_eval, ir_measures, ranx and trectools do not read it).")] = False,
 ) -> None:
-    """Write a qrels version as a TREC qrels file with a one-line provenance comment."""
+    """Write a qrels version as a plain TREC qrels file, as every evaluation tool reads it;
+    with -o its provenance (method, source, grades, dates) goes beside it in FILE.meta.json."""
     from pooling.store import Store
+    from pooling.store.qrels import sidecar_path
 
     with Store(store, read_only=True) as s:
-        name = s.export_qrels(output if output else sys.stdout, qrels)
+        name = s.export_qrels(output if output else sys.stdout, qrels, header=with_header)
     if output:
-        err.print(f"wrote qrels version {name} to {output}", highlight=False)
+        err.print(f"wrote qrels version {name} to {output} (provenance in {sidecar_path(output)})",
+                  highlight=False)

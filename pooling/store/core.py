@@ -230,10 +230,12 @@ class Store:
         table = self.run_table(run_id)
         write_trec_run(table, out, tag=tag[0] if tag else run_id)
 
-    def export_qrels(self, out, version: str | None = None) -> str:
+    def export_qrels(self, out, version: str | None = None, *, header: bool = False) -> str:
+        """Write a qrels version as plain TREC qrels (provenance in `PATH.meta.json` beside a
+        file; header=True also as a `#` line); see `pooling.store.qrels.export_qrels`."""
         from pooling.store.qrels import export_qrels
 
-        return export_qrels(self, out, version)
+        return export_qrels(self, out, version, header=header)
 
     def info(self) -> dict[str, Any]:
         """Counts per table, and each run with its topics and rows."""

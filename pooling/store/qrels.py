@@ -15,6 +15,7 @@ from pooling.errors import StoreError
 from pooling.formats.source import display_name, read_file_bytes
 from pooling.formats.topic_map import TopicMap, details_json
 from pooling.formats.trec_qrels import check_unique_judgments, parse_trec_qrels, write_trec_qrels
+from pooling.output_files import write_text
 from pooling.store.core import Store, utcnow
 
 
@@ -137,17 +138,50 @@ def set_default_qrels(store: Store, version: str) -> str:
     return name
 
 
-def export_qrels(store: Store, out, version: str | None = None) -> str:
-    """Write a qrels version (default: the store's default) as TREC text with a provenance
-    header; returns the version name."""
+def export_qrels(store: Store, out, version: str | None = None, *, header: bool = False) -> str:
+    """Write a qrels version (default: the store's default) as plain TREC qrels, the text every
+    peer reads (trec_eval, pytrec_eval, ir_measures, ranx, trectools); returns its name.
+
+    Written to a path, the version's provenance goes beside it as `PATH.meta.json`
+    (`sidecar_path`). header=True also puts it in the file as one `#` comment line, which
+    trec_eval skips but pytrec_eval and others refuse.
+    """
     info = store.qrels_info(version)
-    # One comment line only: trec_eval skips a single comment line before each data line.
-    header = [
-        f"pooling qrels version {info['name']}; method: {info['method']}; "
-        f"created_at: {info['created_at']:%Y-%m-%dT%H:%M:%S}Z; source: {info['source'] or '-'}; "
-        f"grades: {','.join(str(g) for g in info['grades'])}; "
-        f"relevance_level: {info['relevance_level']}; rows: {info['n_rows']}; "
-        f"topics: {info['n_topics']}"
-    ]
-    write_trec_qrels(store.qrels_table(info["name"]), out, header=header)
+    provenance = qrels_provenance(info)
+    lines = [_header_line(provenance)] if header else None
+    write_trec_qrels(store.qrels_table(info["name"]), out, header=lines)
+    if not hasattr(out, "write"):
+        write_text(sidecar_path(out), json.dumps(provenance, indent=1, ensure_ascii=False) + "\n")
     return info["name"]
+
+
+def sidecar_path(path: str | Path) -> Path:
+    """Where the provenance of an exported file goes: beside it, as `NAME.meta.json`."""
+    path = Path(path)
+    return path.with_name(path.name + ".meta.json")
+
+
+def qrels_provenance(info: dict[str, Any]) -> dict[str, Any]:
+    """What a qrels version is and where it came from (a row of `qrels_versions`), as JSON
+    values: the content of an export's sidecar file."""
+    return {
+        "qrels_version": info["name"],
+        "method": info["method"],
+        "created_at": f"{info['created_at']:%Y-%m-%dT%H:%M:%S}Z",
+        "source": info["source"],
+        "grades": list(info["grades"]),
+        "relevance_level": info["relevance_level"],
+        "rows": info["n_rows"],
+        "topics": info["n_topics"],
+        "params": json.loads(info["params"]) if info.get("params") else None,
+        "judges": list(info["judges"]) if info.get("judges") else None,
+        "format": "TREC qrels: query_id iter doc_id relevance",
+    }
+
+
+def _header_line(p: dict[str, Any]) -> str:
+    # One comment line only: trec_eval skips a single comment line before each data line.
+    return (f"pooling qrels version {p['qrels_version']}; method: {p['method']}; "
+            f"created_at: {p['created_at']}; source: {p['source'] or '-'}; "
+            f"grades: {','.join(str(g) for g in p['grades'])}; "
+            f"relevance_level: {p['relevance_level']}; rows: {p['rows']}; topics: {p['topics']}")

@@ -191,7 +191,7 @@ def test_cli_round_workflow(tmp_path):
     ok("batch", "import", str(store), "--round", "r1", "--assessor", "ann", str(tmp_path / "b.csv"))
     ok("qrels", "derive", str(store), "--rule", "latest", "--name", "v1", "--round", "r1")
     ok("export", "judgments", str(store), "-o", str(tmp_path / "h.parquet"))
-    qrels = ok("export", "qrels", str(store), "--qrels", "v1").splitlines()
+    qrels = ok("export", "qrels", str(store), "--qrels", "v1", "--with-header").splitlines()
     assert qrels[0].startswith("# pooling qrels version v1; method: derived:latest")
     assert len(qrels) == 7 and Path(tmp_path / "h.parquet").stat().st_size > 0
 
