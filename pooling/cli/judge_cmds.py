@@ -91,7 +91,9 @@ def judges_backends() -> None:
 def judge_command(
     store: StoreArg,
     judge: Annotated[str, typer.Option(help="The judge (see `pooling judges list`).")],
-    round: Annotated[str | None, typer.Option("--round", help="Judge this round's pool.")] = None,
+    round: Annotated[str | None, typer.Option(
+        "--round", help="Judge this round as an assessor would: its pool, or an adaptive "
+        "round's documents as its strategy chooses them from the grades so far.")] = None,
     pairs: Annotated[Path | None, typer.Option(
         help="Judge the pairs of this file: 'query_id doc_id' lines, or qrels or run lines.",
         readable=False)] = None,
@@ -103,37 +105,59 @@ def judge_command(
     engine: EngineArg = EngineOpt.local,
     ray_address: RayAddress = None,
 ) -> None:
-    """Let an automatic judge judge pairs, a batch per commit.
+    """Let an automatic judge judge pairs, a batch per commit, with a progress bar on a terminal.
 
-    Interrupted (even by kill -9), it resumes where it stopped: a pair already judged is not
-    judged again, and an answer already received is not asked for again.
+    An adaptive round (e.g. the default mixfuse) is judged a topic's document at a time: the
+    strategy chooses each next document after the grade of the one before, learning from the
+    people's judgments of the round and, where no person has judged, the judge's; up to the
+    round's budget or --limit. Interrupted (even by kill -9), it resumes where it stopped: a
+    pair already judged is not judged again, and an answer already received is not asked for
+    again.
     """
-    from pooling.judging.judges import judge_pairs, qrels_pairs, read_pairs, round_pairs
-    from pooling.progress import RichProgress
+    from pooling.judging.judges import judge_pairs, judge_round, qrels_pairs, read_pairs
+    from pooling.progress import terminal_progress
     from pooling.store import Store
 
     chosen = [x for x in (round, pairs, qrels) if x is not None]
     if len(chosen) != 1:
         raise StoreError("name what to judge with exactly one of --round, --pairs or --qrels")
-    with Store(store) as s:
+    options = {"limit": limit, "overrides": {"concurrency": concurrency},
+               "engine": engine.value, "ray_address": ray_address}
+    with Store(store) as s, terminal_progress() as bar:
         if round is not None:
-            todo = round_pairs(s, round)
-        elif pairs is not None:
-            todo = read_pairs(pairs)
+            report = judge_round(s, judge, round, progress=bar, **options)
         else:
-            todo = qrels_pairs(s, qrels)
-        with RichProgress() as bar:
-            report = judge_pairs(s, judge, todo, round_id=round, limit=limit,
-                                 overrides={"concurrency": concurrency}, progress=bar,
-                                 engine=engine.value, ray_address=ray_address)
+            todo = read_pairs(pairs) if pairs is not None else qrels_pairs(s, qrels)
+            report = judge_pairs(s, judge, todo, progress=bar, **options)
     tokens = report.prompt_tokens + report.completion_tokens
+    of = f"of {report.pairs:,} pairs"
+    if report.adaptive:
+        r = report.round
+        of = (f"of {report.pairs:,} pairs chosen so far by adaptive round {r.round_id} "
+              f"({r.strategy}), each after the grade of the one before")
     out.print(
         f"{report.judge_id}: {report.judged:,} judged now ({report.cached:,} from cached answers), "
-        f"{report.already:,} judged before, {report.failed:,} failed, of {report.pairs:,} pairs; "
+        f"{report.already:,} judged before, {report.failed:,} failed, {of}; "
         f"{tokens:,} tokens ({report.prompt_tokens:,} prompt, {report.completion_tokens:,} "
         f"completion); {report.seconds:.1f} s", highlight=False)
+    if report.adaptive:
+        out.print(_adaptive_status(report), highlight=False)
     for reason in report.failures:
         err.print(f"failed: {reason}", highlight=False, markup=False)
     if report.failed > len(report.failures):
         err.print(f"... and {report.failed - len(report.failures):,} more failures; every one is "
                   "in the store's judge_calls table", highlight=False)
+
+
+def _adaptive_status(report) -> str:
+    """Where an adaptive round stands for the judge after a job: what is left and why."""
+    r = report.round
+    n = len(r.topics)
+    if report.open_topics:
+        return (f"{report.open_topics:,} of {n:,} topic(s) have more to judge (--limit stopped "
+                f"here); run it again to go on")
+    if report.stuck_topics:
+        return (f"{report.stuck_topics:,} of {n:,} topic(s) wait for a document that failed "
+                "now (the strategy needs its grade to go on); fix the cause and run it again")
+    return (f"every topic of round {r.round_id} is done: its budget is spent, its stopping "
+            "rule ended it or no candidate is left")

@@ -92,8 +92,12 @@ def pool(
     kind = "adaptive (served live)" if r.adaptive else f"{summary.entries:,} documents queued"
     judges = r.params["strategy"].get("judges")
     by = f", triaging judge(s) {judges}" if judges else ""
-    out.print(f"round {r.round_id}: {r.strategy} over {len(r.pooled_runs)} runs (by {r.order}) "
-              f"and {len(r.topics)} topics{by}, {kind}", highlight=False)
+    over = (f"{len(r.pooled_runs)} runs (by {r.order}) and" if r.pooled_runs else
+            "its judges' pairs in")  # triage needs no runs
+    out.print(f"round {r.round_id}: {r.strategy} over {over} {len(r.topics)} topics{by}, {kind}",
+              highlight=False)
+    for warning in summary.warnings:
+        err.print(f"warning: {warning}", highlight=False)
 
 
 @app.command("strategies")
@@ -270,17 +274,21 @@ def qrels_adjudication(
     round: Annotated[str | None, typer.Option("--round", help="Only this round.")] = None,
 ) -> None:
     """List the pairs on which assessors disagree (the adjudication queue)."""
+    from pooling.judging.rounds import get_round
     from pooling.judging.rules import adjudication_queue, shared_pairs
     from pooling.store import Store
 
     with Store(store, read_only=True) as s:
         queue = adjudication_queue(s, round)
         shared = shared_pairs(s, round) if queue.num_rows == 0 else 0
+        adaptive = round is not None and get_round(s, round).adaptive
     if queue.num_rows == 0:
         where = f"round {round}" if round else "any round"
+        how = (f"round {round} is adaptive, so each document it chooses goes to one assessor; "
+               "assign a static round with --overlap to have documents judged twice"
+               if adaptive else "assign with --overlap to have documents judged twice")
         why = (f"the assessors agree on all {shared:,} pair(s) judged by two or more of them"
-               if shared else "no pair is judged by two or more assessors yet (assign with "
-               "--overlap to have documents judged twice)")
+               if shared else f"no pair is judged by two or more assessors yet ({how})")
         out.print(f"no disagreements in {where}: {why}", highlight=False)
         return
     table = Table("query_id", "doc_id", "grades", "adjudicated")
@@ -318,14 +326,20 @@ def export_pool(
     store: StoreArg, round: RoundOpt,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="File (default: stdout).")] = None,
 ) -> None:
-    """Write a round's pool as TSV: query_id, doc_id, position."""
+    """Write a round's pool as TSV: query_id, doc_id, position.
+
+    An adaptive round's pool is the documents its strategy has chosen so far, position being
+    the order chosen (a note on stderr says so).
+    """
     from pooling.judging.rounds import export_pool as do_export
     from pooling.store import Store
 
     with Store(store, read_only=True) as s:
-        n = do_export(s, round, output if output else sys.stdout)
+        done = do_export(s, round, output if output else sys.stdout)
     if output:
-        err.print(f"wrote {n} pool entries to {output}", highlight=False)
+        err.print(f"wrote {done.entries:,} pool entries to {output}", highlight=False)
+    if done.note:
+        err.print(done.note, highlight=False)
 
 
 @export_app.command("judgments")

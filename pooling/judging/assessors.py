@@ -3,7 +3,8 @@ reissuing them, assignments.
 
 Assignment follows TREC practice: each topic of a round goes to one primary assessor
 (round-robin over the given assessors, in query_id order), and an `overlap` fraction of every
-topic's queued documents is also given to a second assessor, for agreement.
+topic's queued documents is also given to a second assessor, for agreement (static rounds:
+an adaptive round has no queue to sample from until its documents are chosen).
 """
 
 from __future__ import annotations
@@ -118,6 +119,15 @@ def assign(
         raise StoreError("--overlap must be between 0 and 1")
     if overlap > 0 and len(assessors) < 2:
         raise StoreError("overlap needs at least two assessors")
+    if overlap > 0 and rnd.adaptive:
+        raise StoreError(
+            f"round {round_id!r} is adaptive ({rnd.strategy}): it chooses each topic's documents "
+            "one at a time from the grades so far, so there is no queue to sample --overlap "
+            "documents from, and a second assessor's grades would steer the first one's "
+            "documents; assign it without --overlap (each topic to one assessor), and measure "
+            "agreement on a static round (pool one with e.g. --strategy depth and assign it "
+            "with --overlap) or against an automatic judge (`pooling judge --round "
+            f"{round_id}`, then `pooling agreement --judge NAME --round {round_id}`)")
     if store.one("find assignment", "SELECT 1 FROM assignments WHERE round_id = ?", [round_id]):
         raise StoreError(f"round {round_id!r} is already assigned")
     rng = random.Random(seed)

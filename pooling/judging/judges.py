@@ -32,7 +32,8 @@ from pooling.judging.backends.base import checked_params
 from pooling.judging.backends.prompt import check_template, prompt_sha256
 from pooling.judging.history import Judgment, effective_judgments, find_judge
 from pooling.judging.judgments import append_judgments
-from pooling.judging.rounds import get_round
+from pooling.judging.queue import AdaptiveQueue, ListQueue, PairQueue, judged_by, round_queue
+from pooling.judging.rounds import Round, get_round
 from pooling.progress import NoProgress, Progress
 from pooling.store.core import Store, utcnow
 
@@ -156,10 +157,10 @@ def read_pairs(path: str | Path) -> list[tuple[str, str]]:
 
 @dataclass
 class JudgeReport:
-    """What a `judge_pairs` job did."""
+    """What a judging job did."""
 
     judge_id: str
-    pairs: int = 0  # asked for
+    pairs: int = 0  # asked for (an adaptive round: judged before plus chosen now)
     already: int = 0  # judged by this judge before: not asked again
     judged: int = 0  # judgments stored now
     cached: int = 0  # of those, answered from the cache (no model call)
@@ -168,6 +169,13 @@ class JudgeReport:
     completion_tokens: int = 0
     seconds: float = 0.0
     failures: list[str] = field(default_factory=list)  # a few of the reasons, for the person
+    round: Round | None = None  # the round judged, if any
+    open_topics: int = 0  # an adaptive round: topics with more to judge (--limit stopped them)
+    stuck_topics: int = 0  # an adaptive round: topics whose next document failed now
+
+    @property
+    def adaptive(self) -> bool:
+        return self.round is not None and self.round.adaptive
 
 
 def judge_pairs(
@@ -190,60 +198,150 @@ def judge_pairs(
     change the judge's identity; its model and prompt cannot be overridden. engine "ray"
     sends the batches to judge actors on a Ray cluster; this process alone writes the store.
     """
+    judge = get_judge(store, judge_name)
+    queue = ListQueue(pairs, judged_by(store, judge.judge_id, round_id))
+    return judge_queue(store, judge, queue, round_id=round_id, limit=limit, overrides=overrides,
+                       progress=progress, batch=batch, engine=engine, ray_address=ray_address)
+
+
+def judge_round(
+    store: Store,
+    judge_name: str,
+    round_id: str,
+    *,
+    limit: int | None = None,
+    overrides: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+    batch: int = BATCH,
+    engine: str = "local",
+    ray_address: str | None = None,
+) -> JudgeReport:
+    """Let a judge work a round as an assessor does (`pooling.judging.queue.round_queue`): a
+    static round's pool, or an adaptive round's documents chosen one per topic from the grades
+    so far, each next one after the grade of the one before is stored; up to the round's
+    budget, or `limit` judgments now. Other arguments as for `judge_pairs`."""
+    judge = get_judge(store, judge_name)
+    rnd = get_round(store, round_id)
+    if rnd.adaptive and engine != "local":
+        raise StoreError(
+            f"round {round_id!r} is adaptive ({rnd.strategy}): it chooses each topic's next "
+            "document after the grade of the one before, so it has no list of pairs to send to "
+            f"judge actors on --engine {engine}; judge it with --engine local")
+    queue = round_queue(store, round_id, judge.judge_id)
+    return judge_queue(store, judge, queue, round_id=round_id, limit=limit, overrides=overrides,
+                       progress=progress, batch=batch, engine=engine, ray_address=ray_address)
+
+
+def judge_queue(
+    store: Store,
+    judge: Judge,
+    queue: PairQueue,
+    *,
+    round_id: str | None = None,
+    limit: int | None = None,
+    overrides: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+    batch: int = BATCH,
+    engine: str = "local",
+    ray_address: str | None = None,
+) -> JudgeReport:
+    """The judging loop: take the queue's next pairs, judge them (cached answers first, then
+    the model), store the verdicts a batch at a time, and ask the queue again, until it has
+    nothing more or `limit` pairs were handed out."""
     if engine != "local":
         from pooling.engine import check_engine
 
         check_engine(engine)
-    judge = get_judge(store, judge_name)
     start = time.monotonic()
     progress = progress or NoProgress()
-    report = JudgeReport(judge.judge_id, pairs=len(pairs))
-    todo = _not_judged_yet(store, judge.judge_id, round_id, pairs)
-    report.already = len(pairs) - len(todo)
-    if limit is not None:
-        todo = todo[:max(limit, 0)]
-    if not todo:
-        report.seconds = time.monotonic() - start
-        return report
-    cache = _cached_answers(store, judge, todo) if judge.caches_answers else {}
-    texts = _pairs_with_texts(store, todo)
-    progress.start(f"judging with {judge.judge_id}", total=len(todo))
+    report = JudgeReport(judge.judge_id, already=queue.judged_before,
+                         round=get_round(store, round_id) if round_id is not None else None)
+    left = None if limit is None else max(limit, 0)
+    total = queue.remaining()
+    if left is not None:
+        total = left if total is None else min(total, left)
+    job = _Job(store, judge, queue, round_id, report, progress, batch, engine, ray_address,
+               overrides or {})
+    started = False
     try:
+        while left is None or left > 0:
+            todo = queue.next_pairs(left)
+            if not todo:
+                break
+            if not started:
+                progress.start(f"judging with {judge.judge_id}", total=total)
+                started = True
+            if left is not None:
+                left -= len(todo)
+            job.run(todo)
+    finally:
+        job.close()
+        progress.finish()
+    report.pairs = queue.pairs
+    if isinstance(queue, AdaptiveQueue):
+        report.stuck_topics = len(queue.stuck)
+        report.open_topics = len(queue.round.topics) - len(queue.done) - len(queue.stuck)
+    report.seconds = time.monotonic() - start
+    return report
+
+
+@dataclass
+class _Job:
+    """One judging job's backend (built on first need) and how it stores what it hears."""
+
+    store: Store
+    judge: Judge
+    queue: PairQueue
+    round_id: str | None
+    report: JudgeReport
+    progress: Progress
+    batch: int
+    engine: str
+    ray_address: str | None
+    overrides: dict[str, Any]
+    model: Any = None
+
+    def run(self, todo: list[tuple[str, str]]) -> None:
+        """Judge these pairs: cached answers, then failures for pairs without text (never
+        judged blind), then the model's verdicts as they arrive."""
+        store, judge = self.store, self.judge
+        cache = _cached_answers(store, judge, todo) if judge.caches_answers else {}
+        texts = _pairs_with_texts(store, todo)
         ready = [_verdict_from_cache(texts[p], cache[p]) for p in todo if p in cache]
-        report.cached = len(ready)
-        for chunk in _chunks(ready, batch):
-            _store_batch(store, judge, round_id, chunk, [], report)
-            progress.advance(len(chunk))
+        self.report.cached += len(ready)
+        for chunk in _chunks(ready, self.batch):
+            self._store(chunk, [])
         asked = [texts[p] for p in todo if p not in cache]
         textless = [pair for pair in asked if not (pair.doc_text or pair.doc_title)]
-        if textless:  # never judged blind: a failure that says what to do
+        if textless:
             missing = [Verdict(pair.query_id, pair.doc_id, FAILED, None, None, None,
                                f"the store has no text for document {pair.doc_id!r}; import the "
                                "documents (`pooling import docs`) and judge again",
                                None, None, 0.0) for pair in textless]
-            for chunk in _chunks(missing, batch):
-                _store_batch(store, judge, round_id, chunk, chunk, report)
-                progress.advance(len(chunk))
+            for chunk in _chunks(missing, self.batch):
+                self._store(chunk, chunk)
             asked = [pair for pair in asked if pair.doc_text or pair.doc_title]
-        if asked and engine != "local":
+        if asked and self.engine != "local":
             from pooling.engine.judging import judge_on_ray
 
-            name, options = _backend_options(store, judge, asked, overrides or {})
-            for verdicts in judge_on_ray(name, options, asked, batch, ray_address=ray_address):
-                _store_batch(store, judge, round_id, verdicts, verdicts, report)
-                progress.advance(len(verdicts))
+            name, options = _backend_options(store, judge, self.queue.query_ids, self.overrides)
+            for verdicts in judge_on_ray(name, options, asked, self.batch,
+                                         ray_address=self.ray_address):
+                self._store(verdicts, verdicts)
         elif asked:
-            model = _backend(store, judge, asked, overrides or {})
-            try:
-                for verdicts in _chunks(model.judge(asked), batch):
-                    _store_batch(store, judge, round_id, verdicts, verdicts, report)
-                    progress.advance(len(verdicts))
-            finally:
-                model.close()
-    finally:
-        progress.finish()
-    report.seconds = time.monotonic() - start
-    return report
+            if self.model is None:
+                self.model = _backend(store, judge, self.queue.query_ids, self.overrides)
+            for verdicts in _chunks(self.model.judge(asked), self.batch):
+                self._store(verdicts, verdicts)
+
+    def _store(self, verdicts: list[Verdict], calls: list[Verdict]) -> None:
+        _store_batch(self.store, self.judge, self.round_id, verdicts, calls, self.report)
+        self.queue.failed((v.query_id, v.doc_id) for v in verdicts if v.status != OK)
+        self.progress.advance(len(verdicts))
+
+    def close(self) -> None:
+        if self.model is not None:
+            self.model.close()
 
 
 def submission_id(judge_id: str, round_id: str | None, query_id: str, doc_id: str) -> str:
@@ -283,14 +381,6 @@ def _store_batch(store: Store, judge: Judge, round_id: str | None, verdicts: lis
     report.judged += stored
 
 
-def _not_judged_yet(store: Store, judge_id: str, round_id: str | None,
-                    pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    done = {tuple(r) for r in store.con.execute(
-        "SELECT query_id, doc_id FROM judgments WHERE assessor_id = ? AND kind = 'judge' "
-        "AND round_id IS NOT DISTINCT FROM ?", [judge_id, round_id]).fetchall()}
-    return [p for p in dict.fromkeys(pairs) if p not in done]
-
-
 def _cached_answers(store: Store, judge: Judge, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], tuple]:
     """The latest graded answer per pair by the same model and prompt."""
     wanted = set(pairs)
@@ -325,14 +415,14 @@ def _pairs_with_texts(store: Store, pairs: list[tuple[str, str]]) -> dict[tuple[
     return out
 
 
-def _backend(store: Store, judge: Judge, pairs: list[Pair], overrides: dict[str, Any]):
+def _backend(store: Store, judge: Judge, query_ids: Iterable[str], overrides: dict[str, Any]):
     """The judge's backend, with run-time overrides; a learning judge gets the people's
     current judgments of the topics it is asked about, with the documents' texts."""
-    name, options = _backend_options(store, judge, pairs, overrides)
+    name, options = _backend_options(store, judge, query_ids, overrides)
     return backend(name, **options)
 
 
-def _backend_options(store: Store, judge: Judge, pairs: list[Pair],
+def _backend_options(store: Store, judge: Judge, query_ids: Iterable[str],
                      overrides: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(backend name, its keyword arguments) as `_backend` builds it: what a judge actor on
     another machine needs to build the same backend."""
@@ -342,7 +432,7 @@ def _backend_options(store: Store, judge: Judge, pairs: list[Pair],
     if fixed:
         raise StoreError(f"{', '.join(sorted(fixed))} is part of judge {judge.judge_id!r}'s "
                          "identity; add another judge to change it")
-    training = _training(store, {p.query_id for p in pairs}) if spec.trains else None
+    training = _training(store, query_ids) if spec.trains else None
     return judge.backend, {"prompt": judge.prompt if spec.prompted else None,
                            "training": training, **params}
 

@@ -9,15 +9,15 @@ parameters and the judgments made so far.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
 from pooling.errors import StoreError
 from pooling.judging.history import assigned_items, effective_judgments
-from pooling.judging.strategy_inputs import strategy_inputs
+from pooling.judging.strategy_inputs import strategy_inputs, triage_topics
 from pooling.store.core import Store, utcnow
 from pooling.strategies import Strategy, TopicRuns, get_strategy, rankings_by_topic, topic_seed
 from pooling.strategies.options import split_budget, with_options
@@ -44,6 +44,16 @@ class Round:
         """How the pooled runs are put in order: "score" (trec_eval's) or "rank" (as submitted)."""
         return self.params.get("order") or "score"
 
+    def topic_budget(self, query_id: str | None) -> int | None:
+        """Judgments topic `query_id` may have: the per-topic budget or the topic's share of
+        the total budget, whichever is smaller (None: no budget)."""
+        caps = [self.params.get("budget")]
+        total = self.params.get("total_budget")
+        if total is not None and query_id is not None:
+            caps.append(split_budget(total, list(self.topics)).get(query_id))
+        caps = [c for c in caps if c is not None]
+        return min(caps) if caps else None
+
     def bare_strategy(self) -> Strategy:
         """The round's strategy with its parameters, before floor, budgets and inputs."""
         return get_strategy(self.strategy, **self.params.get("strategy", {}))
@@ -56,15 +66,10 @@ class Round:
         """The round's strategy, given `inputs` (what it `needs`), behind its floor, its budget
         for topic `query_id` (the per-topic budget or the topic's share of the total budget,
         whichever is smaller), `known` judgments and (when serving live) its stopping rule."""
-        caps = [self.params.get("budget")]
-        total = self.params.get("total_budget")
-        if total is not None and query_id is not None:
-            caps.append(split_budget(total, list(self.topics)).get(query_id))
-        caps = [c for c in caps if c is not None]
         return with_options(
             self.bare_strategy().given(**(inputs or {})),
             floor=self.params.get("floor") or 0,
-            budget=min(caps) if caps else None,
+            budget=self.topic_budget(query_id),
             stop_after=self.params.get("stop_after") if serving else None,
             known=known,
         )
@@ -75,6 +80,7 @@ class RoundSummary:
     round: Round
     entries: int
     per_topic: dict[str, int]
+    warnings: list[str] = field(default_factory=list)  # one line each, for the organiser
 
 
 def choose_runs(store: Store, runs: str | list[str]) -> list[str]:
@@ -161,11 +167,19 @@ def create_round(
                              f"got {value!r}")
     params = dict(strategy_params or {})
     strat = get_strategy(strategy, **params)
-    run_ids = choose_runs(store, runs)
+    # A strategy that queues from its inputs alone (triage of judges' grades) needs no runs:
+    # its topics are those its inputs cover, the runs' order breaking ties where there are runs.
+    reads_runs = strat.reads_runs() or bool(floor)
+    run_ids = choose_runs(store, runs) if reads_runs or store.run_ids() else []
     candidate_depth = depth or strat.options.get("depth") or 100
-    per_topic = topic_rankings(store, run_ids, candidate_depth, topics, order)
+    per_topic = topic_rankings(store, run_ids, candidate_depth, topics, order) if run_ids else {}
+    if not reads_runs:
+        covered = {**triage_topics(store, strat, topics), **per_topic}
+        per_topic = {q: covered[q] for q in (topics or sorted(covered)) if q in covered}
     if not per_topic:
-        raise StoreError("the pooled runs retrieve nothing for the chosen topics")
+        raise StoreError("the pooled runs retrieve nothing for the chosen topics" if reads_runs
+                         else "the judges graded no pair of the chosen topics; judge some "
+                         "with `pooling judge`")
     known = _judged_pairs(store) if exclude_judged else {}
     strat = strat.given(**strategy_inputs(store, strat, per_topic, known, load=not strat.adaptive))
     budgets = split_budget(total_budget, list(per_topic)) if total_budget is not None else {}
@@ -203,7 +217,28 @@ def create_round(
                             [name])
             finally:
                 con.unregister("_pool")
-    return RoundSummary(rnd, sum(counts.values()), counts)
+    warning = scale_warning(store, name, rnd.grades)
+    return RoundSummary(rnd, sum(counts.values()), counts, [warning] if warning else [])
+
+
+def scale_warning(store: Store, round_id: str, grades: Sequence[int]) -> str | None:
+    """One line saying that a round's scale does not cover the grades of the store's default
+    qrels version (so its judgments will not compare with them grade for grade), or None."""
+    version = store.default_qrels()
+    if version is None:
+        return None
+    row = store.one("qrels grades", "SELECT grades FROM qrels_versions WHERE name = ?", [version])
+    theirs = sorted(set(row[0] or ())) if row else []
+    if all(g in grades for g in theirs):
+        return None
+    span = range(min(theirs[0], *grades), max(theirs[-1], *grades) + 1)
+    return (f"round {round_id}'s scale {_listed(grades)} does not cover the grades "
+            f"{_listed(theirs)} of qrels version {version} (the store's default); to judge on "
+            f"their scale, create the round with --grades {_listed(span)}")
+
+
+def _listed(grades: Iterable[int]) -> str:
+    return ",".join(str(g) for g in grades)
 
 
 def _judged_pairs(store: Store) -> dict[str, dict[str, int]]:
@@ -241,28 +276,57 @@ def pool_table(store: Store, name: str) -> pa.Table:
     )
 
 
-def export_pool(store: Store, name: str, out) -> int:
-    """Write the round's pool as TSV with a header (query_id, doc_id, position)."""
+@dataclass(frozen=True)
+class PoolExport:
+    """What `export_pool` wrote: the round and its number of entries."""
+
+    round: Round
+    entries: int
+
+    @property
+    def note(self) -> str | None:
+        """What an adaptive round's export holds, for the person (None for a static round)."""
+        if not self.round.adaptive:
+            return None
+        return (f"round {self.round.round_id} is adaptive ({self.round.strategy}): it chooses "
+                "each topic's next document from the grades so far, so its pool is the "
+                f"{self.entries:,} document(s) chosen so far, position being the order chosen; "
+                "more may be added as judging goes on")
+
+
+def export_pool(store: Store, name: str, out) -> PoolExport:
+    """Write the round's pool as TSV with a header (query_id, doc_id, position).
+
+    An adaptive round's pool is the documents chosen so far, in the order chosen; one that
+    has chosen none yet is refused, saying why, rather than written empty.
+    """
     from pooling.formats.source import write_lines
 
+    rnd = get_round(store, name)
     table = pool_table(store, name)
+    if rnd.adaptive and table.num_rows == 0:
+        raise StoreError(
+            f"round {name!r} is adaptive ({rnd.strategy}): it chooses each topic's documents one "
+            "at a time from the grades so far, and none is chosen yet, so there is no pool to "
+            f"export; judge it first (`pooling serve`, or `pooling judge --round {name}` with an "
+            "automatic judge) and export what it has chosen, or pool a static round (e.g. "
+            "--strategy depth) for a list fixed in advance")
     lines = ["query_id\tdoc_id\tposition\n"] + [
         f"{q}\t{d}\t{p}\n"
         for q, d, p in zip(table["query_id"].to_pylist(), table["doc_id"].to_pylist(),
                            table["position"].to_pylist(), strict=True)
     ]
     write_lines(lines, out)
-    return table.num_rows
+    return PoolExport(rnd, table.num_rows)
 
 
 def next_document(store: Store, round_id: str, assessor_id: str, query_id: str) -> str | None:
     """The next document this assessor should judge for a topic of a round, or None (done).
 
     Static rounds: the first queued document of the assessor's assignment they have not
-    judged yet. Adaptive rounds: the strategy's choice after replaying the topic's current
-    judgments (in the order they were made); a new choice is appended to the round's queue.
-    Either way the round's stopping rule (s non-relevant in a row) ends the topic early.
-    Call it under the store's write lock: it may write.
+    judged yet. Adaptive rounds: `choose_next` from the topic's current judgments by people
+    (in the order they were made). Either way the round's stopping rule (s non-relevant in a
+    row) ends the topic early. Call it under the store's write lock: it may write.
     """
     rnd = get_round(store, round_id)
     # Adaptive rounds learn from every assessor's judgments of the topic; static ones follow
@@ -271,24 +335,42 @@ def next_document(store: Store, round_id: str, assessor_id: str, query_id: str) 
                                  assessor_id=None if rnd.adaptive else assessor_id)
     mine = sorted(zip(*(judged[c].to_pylist() for c in ("doc_id", "grade", "seq")), strict=True),
                   key=lambda t: t[2])
-    stop_after = rnd.params.get("stop_after")
-    if stop_after and _nonrelevant_streak([g for _, g, _ in mine]) >= stop_after:
+    if rnd.adaptive:
+        return choose_next(store, rnd, query_id, [(d, g) for d, g, _ in mine])
+    if _stopped(rnd, [g for _, g, _ in mine]):
         return None
     done = {d for d, _, _ in mine}
-    if not rnd.adaptive:
-        items = assigned_items(store, round_id, assessor_id).to_pylist()
-        for item in items:
-            if item["query_id"] == query_id and item["doc_id"] not in done:
-                return item["doc_id"]
+    for item in assigned_items(store, round_id, assessor_id).to_pylist():
+        if item["query_id"] == query_id and item["doc_id"] not in done:
+            return item["doc_id"]
+    return None
+
+
+def choose_next(store: Store, rnd: Round, query_id: str, judged: Sequence[tuple[str, int]], *,
+                done: Collection[str] | None = None, topic: TopicRuns | None = None) -> str | None:
+    """An adaptive round's next document for a topic, or None when the topic is done (its
+    stopping rule, its budget, or no candidate left).
+
+    judged: the (doc_id, grade) judgments the strategy learns from, in the order made.
+    done: the documents the one asking has judged (default: those of `judged`); a document
+    chosen before that is not among them comes first (served but not judged yet, e.g. a page
+    reloaded). Otherwise the strategy replays `judged` and chooses; its choice is appended to
+    the round's queue, so the queue records every document chosen, in order. topic: the
+    topic's pooled rankings, when the caller has them already.
+    Call it under the store's write lock: it may write.
+    """
+    if _stopped(rnd, [g for _, g in judged]):
         return None
+    done = {d for d, _ in judged} if done is None else set(done)
     queued = [r[0] for r in store.con.execute(
         "SELECT doc_id FROM pool_entries WHERE round_id = ? AND query_id = ? ORDER BY position",
-        [round_id, query_id]).fetchall()]
+        [rnd.round_id, query_id]).fetchall()]
     pending = [d for d in queued if d not in done]
-    if pending:  # served before but not judged yet (e.g. the page was reloaded)
+    if pending:
         return pending[0]
-    topic = topic_rankings(store, list(rnd.pooled_runs), rnd.candidate_depth, [query_id],
-                           rnd.order).get(query_id)
+    if topic is None:
+        topic = topic_rankings(store, list(rnd.pooled_runs), rnd.candidate_depth, [query_id],
+                               rnd.order).get(query_id)
     if topic is None:
         return None
     # Pairs judged in other rounds are known (observed first, never served) when the round
@@ -298,20 +380,26 @@ def next_document(store: Store, round_id: str, assessor_id: str, query_id: str) 
         others = effective_judgments(store, query_id=query_id)
         known = {query_id: {d: g for r, d, g in zip(*(others[c].to_pylist() for c in
                                                      ("round_id", "doc_id", "grade")), strict=True)
-                            if r != round_id}}
+                            if r != rnd.round_id}}
     inputs = strategy_inputs(store, rnd.bare_strategy(), {query_id: topic},
-                             {query_id: [d for d, _, _ in mine] + list(known.get(query_id, {}))})
+                             {query_id: [d for d, _ in judged] + list(known.get(query_id, {}))})
     selector = rnd.make_strategy(query_id=query_id, inputs=inputs, known=known).selector(
         topic, topic_seed(rnd.seed, query_id))
-    for doc, grade, _ in mine:
+    for doc, grade in judged:
         selector.observe(doc, grade)
     doc = selector.next()
     if doc is None:
         return None
     with store.transaction() as con:
         con.execute("INSERT INTO pool_entries VALUES (?, ?, ?, ?)",
-                    [round_id, query_id, doc, len(queued) + 1])
+                    [rnd.round_id, query_id, doc, len(queued) + 1])
     return doc
+
+
+def _stopped(rnd: Round, grades: list[int]) -> bool:
+    """Whether the round's stopping rule has ended a topic judged with these grades (in order)."""
+    stop_after = rnd.params.get("stop_after")
+    return bool(stop_after) and _nonrelevant_streak(grades) >= stop_after
 
 
 def _nonrelevant_streak(grades: list[int]) -> int:

@@ -192,6 +192,13 @@ def round_agreement(store: Store, round_id: str, *, threshold: int = 1):
     from pooling.agreement import agreement_report
 
     rnd = get_round(store, round_id)
+    if rnd.adaptive and shared_pairs(store, round_id) == 0:
+        raise StoreError(
+            f"round {round_id!r} is adaptive ({rnd.strategy}): each document it chooses goes to "
+            "one assessor (it cannot be assigned with --overlap), so no pair is judged twice to "
+            "measure agreement on; measure it on a static round assigned with --overlap, or "
+            f"against an automatic judge (`pooling judge --round {round_id}`, then `pooling "
+            f"agreement --judge NAME --round {round_id}`)")
     roles = _roles(store)
     table = effective_judgments(store, round_id)
     keep = [roles.get(a) != "organiser" for a in table["assessor_id"].to_pylist()]
