@@ -9,7 +9,8 @@ count as non-relevant; the mean of per-topic shares, as Losada et al. report it)
 MAP ranking of the runs under the judged-so-far qrels agrees with their ranking under the
 whole depth pool's qrels: Kendall's tau-b and Yilmaz et al.'s tau_ap (2008).
 Strategies that read the documents' text (`cal`) replay when the collection's documents are
-given (`read_texts`); those that need automatic judges' grades (`uncertain`) do not replay.
+given (`read_texts`); those that need automatic judges' grades (`uncertain`) do not replay
+(`Strategy.replays`): `pooling.triage_replay` replays triage against qrels instead.
 """
 
 from __future__ import annotations
@@ -220,9 +221,11 @@ def with_inputs(data: ReplayData, spec: StrategySpec) -> Strategy:
                 f"strategy {spec.label!r} reads the documents' text; give the collection's "
                 "documents with --docs FILE")
         else:
+            triage = ("; `pooling simulate-triage` replays triage against qrels"
+                      if need == "judge_grades" else "")
             raise SimulationError(
                 f"strategy {spec.label!r} needs {INPUTS[need]}, which a replay does not have; "
-                "use it in `pooling pool` rounds")
+                f"use it in `pooling pool` rounds{triage}")
     return strategy.given(**inputs) if inputs else strategy
 
 

@@ -74,12 +74,13 @@ def test_an_unknown_package_attribute_is_an_attribute_error():
         pooling.nothing_here  # noqa: B018
 
 
-def test_simulate_help_lists_every_registered_strategy():
-    from pooling.cli.simulate_cmds import STRATEGY_NAMES, _strategy_help
+def test_simulate_help_lists_exactly_the_strategies_the_registry_says_replay():
+    from pooling.cli.simulate_cmds import REPLAYABLE, _strategy_help
     from pooling.strategies import REGISTRY
 
-    assert list(STRATEGY_NAMES) == sorted(REGISTRY)
-    assert all(name in _strategy_help() for name in REGISTRY)
+    assert list(REPLAYABLE) == sorted(n for n, cls in REGISTRY.items() if cls.replays())
+    listed = _strategy_help().split("(")[1].split(";")[0].split(", ")
+    assert listed == list(REPLAYABLE) and "uncertain" not in listed
 
 
 def test_ir_datasets_docs_choices_are_the_library_modes():

@@ -31,17 +31,18 @@ class LeaveOut(StrEnum):
     group = "group"
 
 
-# The registered strategies' names, written out so that building the help (which every
-# `pooling` command does) need not import the strategies and NumPy; a test pins them to
-# pooling.strategies.REGISTRY.
-STRATEGY_NAMES = (
+# The strategies a replay can run (those the registry says replay: `Strategy.replays`),
+# written out so that building the help (which every `pooling` command does) need not import
+# the strategies and NumPy; a test pins them to pooling.strategies.REGISTRY.
+REPLAYABLE = (
     "cal", "depth", "hedge", "maxmean", "mixfuse", "mmfuse", "mtf", "random", "sample", "take",
-    "thompson", "ucb", "uncertain",
+    "thompson", "ucb",
 )
 
 
 def _strategy_help() -> str:
-    return "Strategy, repeatable: name or name:key=value,... (" + ", ".join(STRATEGY_NAMES) + ")."
+    return ("Strategy, repeatable: name or name:key=value,... (" + ", ".join(REPLAYABLE)
+            + "; triage by automatic judges replays with `pooling simulate-triage`).")
 
 
 @app.command("simulate")

@@ -174,8 +174,9 @@ def create_round(
     candidate_depth = depth or strat.options.get("depth") or 100
     per_topic = topic_rankings(store, run_ids, candidate_depth, topics, order) if run_ids else {}
     if not reads_runs:
-        covered = {**triage_topics(store, strat, topics), **per_topic}
-        per_topic = {q: covered[q] for q in (topics or sorted(covered)) if q in covered}
+        covered = triage_topics(store, strat, topics)
+        per_topic = {q: per_topic.get(q, covered[q]) for q in (topics or sorted(covered))
+                     if q in covered}
     if not per_topic:
         raise StoreError("the pooled runs retrieve nothing for the chosen topics" if reads_runs
                          else "the judges graded no pair of the chosen topics; judge some "

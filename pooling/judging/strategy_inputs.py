@@ -75,19 +75,58 @@ def judge_grades(store: Store, name: str, query_ids: list[str]) -> dict[str, dic
     """A judge's current judgment of each pair of these topics, in any round or outside
     rounds (the latest, after retractions): query_id -> doc_id -> JudgeGrade.
 
-    The judge's scale is 0..max_grade when its parameters declare one, else the range of the
-    grades it has given.
+    The scale is 0..the judge's declared top grade (`declared_max_grade`), never the range
+    of the grades it happened to give; the strategy's max_grade overrides it.
     """
     try:
         judge_id, params = find_judge(store, name)
     except StoreError as exc:
         raise StoreError(f"--judge {name}: {exc}") from None
-    scale = store.one("judge scale", "SELECT min(grade), max(grade) FROM judgments "
-                      "WHERE assessor_id = ? AND kind = 'judge'", [judge_id])
-    low, high = (0, int(params["max_grade"])) if params.get("max_grade") is not None else (
-        int(scale[0] or 0), int(scale[1] or 0))
+    high = declared_max_grade(store, judge_id, params)
     latest = judge_current(store, judge_id, query_ids=query_ids)
     out: dict[str, dict[str, JudgeGrade]] = {}
     for (q, d), (grade, probability, _) in latest.items():
-        out.setdefault(q, {})[d] = JudgeGrade(int(grade), probability, low, high)
+        out.setdefault(q, {})[d] = JudgeGrade(int(grade), probability, 0, high)
     return out
+
+
+# Backends whose grades are 0 or 1 whatever their parameters: the learned judge grades 1
+# when P(relevant) >= 0.5.
+_BINARY_BACKENDS = frozenset({"learned"})
+
+
+def declared_max_grade(store: Store, judge_id: str, params: Mapping[str, Any]) -> int | None:
+    """The top of a judge's grade scale as the judge declares it: its max_grade parameter
+    (an openai judge without one: the prompt's default), 1 for a binary backend, None for a
+    judge that declares none (a command judge: its program's scale is not known here)."""
+    if params.get("max_grade") is not None:
+        return int(params["max_grade"])
+    row = store.one("judge backend", "SELECT backend FROM assessors WHERE assessor_id = ?",
+                    [judge_id])
+    backend = row[0] if row else None
+    if backend in _BINARY_BACKENDS:
+        return 1
+    # Here, not at the top: rounds import this module, and the backends package is needed
+    # only to read a backend's declared default.
+    from pooling.judging.backends.registry import BACKENDS
+
+    spec = BACKENDS.get(backend or "")
+    default = next((p.default for p in spec.params if p.name == "max_grade"), None) if spec else None
+    return None if default is None else int(default)
+
+
+def triage_topics(store: Store, strategy: Strategy, topics: list[str] | None
+                  ) -> dict[str, TopicRuns]:
+    """The topics a strategy that queues from its judges' grades covers without runs: every
+    topic a named judge has a current judgment in (of `topics`, when given), with no
+    rankings. Empty for a strategy that reads no judges' grades."""
+    if "judge_grades" not in strategy.needs:
+        return {}
+    found: set[str] = set()
+    for name in judge_names(strategy.options.get("judges", "")):
+        try:
+            judge_id, _ = find_judge(store, name)
+        except StoreError as exc:
+            raise StoreError(f"--judge {name}: {exc}") from None
+        found |= {q for q, _ in judge_current(store, judge_id, query_ids=topics)}
+    return {q: TopicRuns(q, {}) for q in sorted(found)}

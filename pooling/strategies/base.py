@@ -89,6 +89,9 @@ INPUTS = {
     "texts": "the documents' text (doc_id -> text)",
     "judge_grades": "automatic judges' grades (judge -> query_id -> doc_id -> JudgeGrade)",
 }
+# What a replay against qrels (`pooling simulate`) can give a strategy: the documents' text
+# (--docs). A strategy needing anything else does not replay (see `Strategy.replays`).
+REPLAY_INPUTS = frozenset({"texts"})
 
 
 class Strategy:
@@ -121,6 +124,12 @@ class Strategy:
                 ) from exc
         self.inputs: dict[str, Any] = {}
 
+    @classmethod
+    def replays(cls) -> bool:
+        """Whether `pooling simulate` can replay the strategy: it needs nothing a replay
+        lacks (`REPLAY_INPUTS`)."""
+        return set(cls.needs) <= REPLAY_INPUTS
+
     def given(self, **inputs: Any) -> Strategy:
         """A copy of the strategy holding `inputs` (names from its `needs`)."""
         unknown = sorted(set(inputs) - set(self.needs))
@@ -137,6 +146,12 @@ class Strategy:
             raise StrategyError(f"strategy {self.name!r} needs {INPUTS[name]}, which it was not "
                                 f"given (`given({name}=...)`)")
         return self.inputs[name]
+
+    def reads_runs(self) -> bool:
+        """Whether the pooled runs decide what is queued. A strategy that queues from its
+        inputs alone (`uncertain` over the pairs its judges graded) makes a round without
+        runs, the runs' order only breaking its ties where there are runs."""
+        return True
 
     def selector(self, topic: TopicRuns, seed: int) -> Selector:
         raise NotImplementedError

@@ -109,6 +109,9 @@ class WithOptions(Strategy):
         self.stop_after = stop_after
         self.known = known or {}
 
+    def reads_runs(self) -> bool:
+        return self.floor > 0 or self.inner.reads_runs()
+
     def selector(self, topic: TopicRuns, seed: int) -> Selector:
         floor_queue = round_robin(topic, self.floor) if self.floor > 0 else []
         return OptionsSelector(

@@ -19,6 +19,7 @@ from pooling.judging.judges import add_judge, judge_pairs
 from pooling.judging.judgments import append_judgments, record
 from pooling.judging.rounds import create_round, get_round, next_document, pool_table
 from pooling.store import Store
+from pooling.strategies import StrategyError
 
 pytest.importorskip("sklearn")
 
@@ -214,3 +215,85 @@ def test_a_judges_latest_judgment_of_a_pair_counts_and_a_retraction_takes_it_bac
         grades = judge_grades(s, "tfidf", ["1"])["1"]
         assert grades["q1d00"].probability == 0.1 and (grades["q1d00"].low, grades["q1d00"].high) == (0, 1)
         assert set(grades) == {"q1d00", "q1d01"} and judge_grades(s, "tfidf", ["2"]) == {}
+
+
+def two_command_judges(s: Store) -> None:
+    """Judges a and b: programs whose scale (0-3 here) the store cannot know."""
+    for name in ("a", "b"):
+        add_judge(s, name, "command", {"command": "true"})
+
+
+# Judge a and judge b on topic 1's twelve documents (0-3), a with two stray 5s in topic 2.
+GRADES_A = [3, 0, 2, 3, 1, 3, 0, 2, 3, 1, 0, 3]
+GRADES_B = [3, 3, 2, 0, 1, 3, 1, 0, 3, 2, 0, 3]
+
+
+def test_stray_grades_off_the_declared_scale_are_refused_naming_the_judge_and_pairs(tmp_path):
+    path = build(tmp_path)
+    with Store(path) as s:
+        two_command_judges(s)
+        append_judgments(s, [Judgment(None, "a", "1", f"q1d{i:02d}", g)
+                             for i, g in enumerate(GRADES_A)]
+                         + [Judgment(None, "a", "2", f"q2d{i:02d}", 5) for i in (1, 4)])
+        append_judgments(s, [Judgment(None, "b", q, f"q{q}d{i:02d}", g)
+                             for q in "12" for i, g in enumerate(GRADES_B)])
+    runner = CliRunner()
+    args = ["pool", str(path), "--round", "tri", "--strategy", "uncertain", "--judge", "a",
+            "--judge", "b"]
+    undeclared = runner.invoke(app, args)
+    assert isinstance(undeclared.exception, StoreError | StrategyError)
+    assert "judge a declares no grade scale" in str(undeclared.exception)
+    assert "--param max_grade=N" in str(undeclared.exception)
+    stray = runner.invoke(app, [*args, "--param", "max_grade=3"])
+    assert str(stray.exception).startswith(
+        "judge a gave 2 grade(s) outside its scale 0-3: (2, q2d01) grade 5, (2, q2d04) grade 5; "
+        "retract or fix those judgments")
+    with Store(path) as s:
+        assert s.one("rounds", "SELECT count(*) FROM rounds") == (0,)
+        append_judgments(s, [Judgment(None, "a", "2", f"q2d{i:02d}", GRADES_B[i]) for i in (1, 4)])
+    done = runner.invoke(app, [*args, "--param", "max_grade=3"])
+    assert done.exit_code == 0, done.output
+    with Store(path, read_only=True) as s:
+        queued = [p["doc_id"] for p in pool_table(s, "tri").to_pylist() if p["query_id"] == "1"]
+    apart = [abs(GRADES_A[int(d[-2:])] - GRADES_B[int(d[-2:])]) for d in queued]
+    # Disagreement first, never broken: pairs both judges graded alike come last.
+    assert apart == sorted(apart, reverse=True) and apart[0] == 3 and apart[-1] == 0
+
+
+def test_a_triage_round_needs_no_runs_and_no_documents(tmp_path):
+    path = tmp_path / "bare.duckdb"
+    with Store.create(path) as s:
+        two_command_judges(s)
+        add_assessor(s, "ann")
+        for judge, grades in (("a", GRADES_A), ("b", GRADES_B)):
+            append_judgments(s, [Judgment(None, judge, q, f"q{q}d{i:02d}", g)
+                                 for q in "13" for i, g in enumerate(grades)])
+    runner = CliRunner()
+    args = ["pool", str(path), "--round", "tri", "--strategy", "uncertain", "--judge", "a",
+            "--judge", "b", "--param", "max_grade=3"]
+    result = runner.invoke(app, [*args, "--budget", "4"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("round tri: uncertain over its judges' pairs in 2 topics, "
+                                    "triaging judge(s) a,b, 8 documents queued")
+    with Store(path) as s:
+        rnd = get_round(s, "tri")
+        assert rnd.pooled_runs == () and rnd.topics == ("1", "3")
+        assign(s, "tri", ["ann"])
+        assert next_document(s, "tri", "ann", "3") == "q3d01"  # 0 against 3: first
+    # What reads the runs still needs them.
+    for extra in (["--param", "candidates=pool"], ["--floor", "1"]):
+        refused = runner.invoke(app, [*args[:3], "other", *args[4:], *extra])
+        assert "has no runs; import some with `pooling import runs`" in str(refused.exception)
+
+
+def test_topics_the_judges_graded_but_no_run_retrieves_are_triaged_too(tmp_path):
+    path = build(tmp_path)  # runs over topics 1 and 2
+    with Store(path) as s:
+        two_command_judges(s)
+        for judge, grades in (("a", GRADES_A), ("b", GRADES_B)):
+            append_judgments(s, [Judgment(None, judge, "3", f"q3d{i:02d}", g)
+                                 for i, g in enumerate(grades)])
+        summary = create_round(s, "tri", "uncertain",
+                               strategy_params={"judges": "a,b", "max_grade": "3"})
+        assert summary.round.topics == ("3",) and summary.per_topic == {"3": N}
+        assert summary.round.pooled_runs == ("A", "B")

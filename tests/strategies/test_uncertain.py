@@ -60,3 +60,59 @@ def test_uncertain_needs_one_or_two_judges_and_their_grades(tiny_topic):
     with pytest.raises(StrategyError, match="candidates"):
         get_strategy("uncertain", judges="a", candidates="all").given(
             judge_grades={"a": {}}).queue(tiny_topic, 0)
+
+
+def test_two_judges_both_saying_three_agree_on_a_declared_scale_whatever_else_they_said(
+        tiny_topic):
+    # Judge one also gave two stray 5s elsewhere; with the scale declared 0-5 for both, the
+    # pairs both graded 3 still agree, and the pair they grade 0 and 5 comes first.
+    one = {"a": JudgeGrade(3, None, 0, 5), "b": JudgeGrade(5, None, 0, 5),
+           "c": JudgeGrade(3, None, 0, 5), "x": JudgeGrade(5, None, 0, 5)}
+    two = {"a": JudgeGrade(3, None, 0, 5), "b": JudgeGrade(0, None, 0, 5),
+           "c": JudgeGrade(3, None, 0, 5), "x": JudgeGrade(2, None, 0, 5)}
+    order = queue(tiny_topic, {"one": one, "two": two})
+    assert order[:2] == ["b", "x"] and set(order[2:]) == {"a", "c"}
+    # max_grade puts both on 0..3 whatever scale the grades came with; 5 is then off it.
+    with pytest.raises(StrategyError, match=r"judge one gave 2 grade\(s\) outside its scale "
+                                            r"0-3: \(1, b\) grade 5, \(1, x\) grade 5"):
+        queue(tiny_topic, {"one": one, "two": two}, max_grade="3")
+
+
+def test_max_grade_is_one_number_or_one_per_judge(tiny_topic):
+    loose = {"a": JudgeGrade(1, None, 0, None), "b": JudgeGrade(0, None, 0, None)}
+    three = {"a": JudgeGrade(3, None, 0, None), "b": JudgeGrade(2, None, 0, None)}
+    # umbrela grades 0-3, learned 0-1: a is at the top of both scales, b 2/3 against 0.
+    assert queue(tiny_topic, {"umbrela": three, "learned": loose}, max_grade="3,1") == ["b", "a"]
+    for bad in ("0", "3,1,2", "three", "-1", "3,"):
+        with pytest.raises(StrategyError, match="max_grade takes one whole number"):
+            queue(tiny_topic, {"umbrela": three, "learned": loose}, max_grade=bad)
+
+
+def test_a_judge_without_a_scale_is_refused_where_its_grades_are_read(tiny_topic):
+    undeclared = {"a": JudgeGrade(1, 0.8, 0, None), "b": JudgeGrade(0, 0.3, 0, None)}
+    # One judge whose every judgment has a probability: its grades are never read.
+    assert queue(tiny_topic, {"j": undeclared}) == ["b", "a"]
+    with pytest.raises(StrategyError, match=r"judge j declares no grade scale, and its grades "
+                                            r"are read \(some of its judgments carry no "
+                                            r"probability\).*--param max_grade=N"):
+        queue(tiny_topic, {"j": {**undeclared, "c": JudgeGrade(1, None, 0, None)}})
+    with pytest.raises(StrategyError, match=r"judge k declares no grade scale.*two judges"):
+        queue(tiny_topic, {"j": {"a": binary(0.8)}, "k": undeclared})
+
+
+def test_off_scale_grades_are_reported_together_for_every_judge(tiny_topic):
+    many = {f"d{i}": JudgeGrade(4 + i % 2, None, 0, 3) for i in range(12)}
+    low = {"a": JudgeGrade(-1, None, 0, 1)}
+    with pytest.raises(StrategyError) as raised:
+        queue(tiny_topic, {"j": many, "k": low})
+    text = str(raised.value)
+    assert "judge j gave 12 grade(s) outside its scale 0-3: (1, d0) grade 4, (1, d1) grade 5" in text
+    assert "and 2 more" in text and "judge k gave 1 grade(s) outside its scale 0-1: (1, a) grade -1" in text
+    assert "retract or fix those judgments" in text
+
+
+def test_uncertain_reads_the_runs_only_to_keep_pool_candidates():
+    assert not get_strategy("uncertain", judges="a").reads_runs()
+    assert get_strategy("uncertain", judges="a", candidates="pool").reads_runs()
+    assert get_strategy("depth").reads_runs()
+    assert not get_strategy("uncertain").replays() and get_strategy("cal").replays()
