@@ -39,7 +39,10 @@ RunNames = Literal["tag", "file"]
 Dialect = Literal["strict", "trec_eval"]
 # Two runs with one name: refuse them, or name runs whose tags collide by their files.
 SameNames = Literal["error", "by_file"]
-RUN_SUFFIXES = (".run", ".txt", ".trec", ".res", ".tsv")
+# File name endings of run files, dropped (one, in any case) when runs are named by file; the
+# README's --run-names row lists them (tests/formats/test_run_reading.py checks it).
+RUN_SUFFIXES = (".run", ".runs", ".txt", ".trec", ".res", ".result", ".results", ".out", ".exp",
+                ".tsv")
 
 
 class RunNameError(PoolingError):
@@ -135,10 +138,10 @@ class RunSet:
 
 def file_run_name(path: PathLike) -> str:
     """A run's name from its file: the file name without a compression ending (`.gz`,
-    `.bz2`, `.xz`, `.zst`) and one run suffix."""
+    `.bz2`, `.xz`, `.zst`) and one run suffix (RUN_SUFFIXES, in any case)."""
     name = strip_compression_suffix(Path(str(path)).name)
     for suffix in RUN_SUFFIXES:
-        if name.endswith(suffix) and len(name) > len(suffix):
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
     return name
 

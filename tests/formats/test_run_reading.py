@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 
 from pooling.cli import app
 from pooling.errors import FormatError, PoolingError
-from pooling.formats.run_files import RunReading, file_run_name, read_runs
+from pooling.formats.run_files import RUN_SUFFIXES, RunReading, file_run_name, read_runs
 from pooling.formats.topic_map import read_topic_map
 
 QRELS = "151001 0 d1 1\n151001 0 d2 0\n151001 0 d3 1\n152001 0 d1 1\n152001 0 d4 1\n"
@@ -130,6 +131,23 @@ def test_run_names_by_file_strip_gz_and_one_run_suffix():
     assert file_run_name("runs/input.InexpC2.gz") == "input.InexpC2"
     assert file_run_name("/x/teamA-run1.txt") == "teamA-run1"
     assert file_run_name("bm25.run.gz") == "bm25"
+    assert file_run_name("bm25.res.txt") == "bm25.res"  # one suffix only
+
+
+@pytest.mark.parametrize("suffix", [".out", ".exp", ".result", ".results", ".runs", ".trec",
+                                    ".tsv", ".res", ".OUT", ".Run"])
+def test_every_usual_run_file_ending_is_dropped_from_a_name_by_file(suffix, tmp_path):
+    assert file_run_name(f"runs/teamA-run1{suffix}.gz") == "teamA-run1"
+    path = write(tmp_path / f"teamA-run1{suffix}", "1 Q0 d1 1 2.0 shared_tag\n")
+    (run,) = read_runs([path], RunReading(run_names="file")).runs
+    assert run.run_id == "teamA-run1"
+
+
+def test_the_readme_lists_the_run_suffixes_the_code_drops():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    (row,) = [line for line in readme.splitlines() if line.startswith("| `--run-names tag")]
+    listed = re.findall(r"`(\.[a-z]+)`", row.split("one run suffix", 1)[1].split("(`", 1)[0])
+    assert tuple(listed) == RUN_SUFFIXES
 
 
 def test_topic_map_errors_name_file_and_line(tmp_path):
