@@ -1,5 +1,7 @@
 """Automatic judges in the store: assessors of kind `model`, and the job that lets one judge
-pairs (a round's pool, a qrels version's pairs, or a file of pairs).
+pairs (a round, a qrels version's pairs, or a file of pairs) as a `PairQueue` hands them out:
+all at once when they are known in advance, an adaptive round's a document per topic at a
+time (see `pooling.judging.queue`).
 
 A judge's identity is its backend, model, prompt (text and sha256) and parameters; API keys
 are never stored, only the name of the environment variable that holds one. `judge_pairs`
@@ -110,7 +112,8 @@ def list_judges(store: Store) -> list[Judge]:
 
 
 def round_pairs(store: Store, round_id: str) -> list[tuple[str, str]]:
-    """A round's pool, in queue order."""
+    """A round's pool, in queue order (an adaptive round: the documents chosen so far; to
+    judge a round, `judge_round` also chooses an adaptive round's next ones)."""
     get_round(store, round_id)
     return [tuple(r) for r in store.con.execute(
         "SELECT query_id, doc_id FROM pool_entries WHERE round_id = ? ORDER BY query_id, position",
