@@ -119,3 +119,94 @@ def _emit(text: str, output: Path | None) -> None:
 
     write_text(output, text)
 
+
+
+class TriageBy(StrEnum):
+    pairs = "pairs"
+    topic = "topic"
+
+
+class TriageErrors(StrEnum):
+    binary = "binary"
+    grade = "grade"
+
+
+@app.command("simulate-triage")
+def simulate_triage_command(
+    truth: Annotated[str, typer.Argument(
+        help="The truth: a qrels file (gzip ok), or with --store a qrels version's name.")],
+    judge: Annotated[list[str], typer.Option(
+        "--judge", help="A judge's labels: NAME=FILE, a qrels file of its grades; with --store, "
+        "a judge's NAME. Once for one judge (least sure first; needs probabilities or a "
+        "scale), twice for two (most disagreement first).")],
+    store: Annotated[Path | None, typer.Option(
+        help="Read the judges (their grades, probabilities and declared scales) and the "
+        "truth's qrels version from this store.")] = None,
+    max_grade: Annotated[str | None, typer.Option(
+        help="The judges' grade scale 0..N: N, or N,M in --judge order (default: with --store, "
+        "each judge's declared scale).", show_default=False)] = None,
+    threshold: Annotated[int, typer.Option(help="Lowest grade counted relevant.")] = 1,
+    unjudged: Annotated[int | None, typer.Option(
+        help="The grade a pair the truth lacks counts as (0 for qrels that list mostly "
+        "relevant pairs); default: such pairs are left out.", show_default=False)] = None,
+    errors: Annotated[TriageErrors, typer.Option(
+        help="binary: relevant or not at --threshold, against the truth; grade: any grade "
+        "but the truth's.")] = TriageErrors.binary,
+    by: Annotated[TriageBy, typer.Option(
+        help="pairs: one order over all pairs; topic: the same share of each topic's queue, "
+        "as a round with a per-topic budget.")] = TriageBy.pairs,
+    shares: Annotated[str, typer.Option(
+        help="Percentages of the pairs reviewed, comma-separated.")] = "10,20,30,40,50,60,70,80,90,100",
+    output_format: Annotated[
+        SimulateFormat, typer.Option("--format", help="table (text) or csv.")
+    ] = SimulateFormat.table,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here instead of stdout.")] = None,
+) -> None:
+    """Replay triage against the truth: the share of each judge's errors people catch after
+    reviewing 10%, 20%, ... of the judges' pairs in triage order (the order `pooling pool
+    --strategy uncertain` queues), against random order (its exact expectation) and the best
+    order.
+
+    A pair counts when every judge graded it and the truth grades it (see --unjudged). Ties in
+    triage order are taken in random order too, as an expected value.
+    """
+    from pooling.errors import PoolingError
+    from pooling.triage_replay import store_triage_replay, triage_replay
+
+    try:
+        percents = [float(p) for p in shares.split(",") if p.strip()]
+    except ValueError:
+        raise PoolingError(f"--shares takes percentages like 10,20,50, not {shares!r}") from None
+    names = [j.partition("=")[0].strip() for j in judge]
+    scales = _triage_scales(names, max_grade)
+    options = dict(max_grade=scales, threshold=threshold, unjudged=unjudged, errors=errors.value,
+                   by=by.value, shares=[p / 100 for p in percents])
+    if store is not None:
+        from pooling.store import Store
+
+        if any("=" in j for j in judge):
+            raise PoolingError("with --store, --judge names a judge of the store; leave out "
+                               "=FILE (or leave out --store to read files)")
+        with Store(store, read_only=True) as s:
+            result = store_triage_replay(s, names, truth, **options)
+    else:
+        from pooling.formats.trec_qrels import read_trec_qrels
+
+        files = [j.partition("=")[2].strip() for j in judge]
+        if not all(files):
+            raise PoolingError("--judge takes NAME=FILE (a qrels file of the judge's grades); "
+                               "to name a stored judge, give --store STORE")
+        result = triage_replay({n: read_trec_qrels(f) for n, f in zip(names, files, strict=True)},
+                               read_trec_qrels(truth), **options)
+    text = result.to_csv() if output_format is SimulateFormat.csv else result.render()
+    _emit(text, output)
+
+
+def _triage_scales(names: list[str], max_grade: str | None) -> dict[str, int] | None:
+    """--max-grade as judge -> N, checked as `pooling pool`'s max_grade parameter is."""
+    if max_grade is None:
+        return None
+    from pooling.strategies import get_strategy
+
+    checked = get_strategy("uncertain", judges=",".join(names), max_grade=max_grade).max_grades()
+    return {n: v for n, v in checked.items() if v is not None}

@@ -53,7 +53,8 @@ class JudgeGrade:
         """The grade's place on the judge's scale: 0 at its lowest grade, 1 at its highest."""
         if self.high is None:
             raise StrategyError("a judge without a declared grade scale was asked where a grade "
-                                "lies on it; declare it with --param max_grade=N")
+                                "lies on it; declare it with max_grade=N (`pooling pool --param "
+                                "max_grade=N`, `pooling simulate-triage --max-grade N`)")
         return 0.5 if self.high <= self.low else (self.grade - self.low) / (self.high - self.low)
 
     def on_scale(self) -> bool:
@@ -104,14 +105,18 @@ def triage_order(topic: TopicRuns, grades: list[Mapping[str, JudgeGrade]], candi
     pooled = {d: i for i, d in enumerate(round_robin(topic))}
 
     def key(doc: str) -> tuple:
-        mine = [g[doc] for g in grades]
-        disagreement = abs(mine[0].place() - mine[1].place()) if len(mine) == 2 else 0.0
-        sureness = sum(m.sureness() for m in mine)
-        # Rounded so that equal differences computed differently (2/3 - 1, 1/3 - 0) tie.
-        return (-round(disagreement, _DIGITS), round(sureness, _DIGITS),
-                pooled.get(doc, len(pooled)), doc)
+        return (*triage_key([g[doc] for g in grades]), pooled.get(doc, len(pooled)), doc)
 
     return sorted(docs, key=key)
+
+
+def triage_key(mine: list[JudgeGrade]) -> tuple[float, float]:
+    """A pair's place in triage, smaller first: (−disagreement, sureness) of one or two
+    judges' judgments of it."""
+    disagreement = abs(mine[0].place() - mine[1].place()) if len(mine) == 2 else 0.0
+    sureness = sum(m.sureness() for m in mine)
+    # Rounded so that equal differences computed differently (2/3 - 1, 1/3 - 0) tie.
+    return (-round(disagreement, _DIGITS), round(sureness, _DIGITS))
 
 
 @register
@@ -187,7 +192,8 @@ class Uncertain(Strategy):
         if problems:
             fix = "retract or fix those judgments, or " if fixable else ""
             raise StrategyError("; ".join(problems) + f"; {fix}declare the scale the judges "
-                                "grade on with --param max_grade=N (N,M for two judges)")
+                                "grade on with max_grade=N, N,M for two judges (`pooling pool "
+                                "--param max_grade=N`, `pooling simulate-triage --max-grade N`)")
         return out
 
     def selector(self, topic: TopicRuns, seed: int) -> Selector:
