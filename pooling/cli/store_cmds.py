@@ -33,6 +33,9 @@ export_app = typer.Typer(help="Export runs or qrels from a store as TREC files."
 app.add_typer(import_app, name="import")
 app.add_typer(export_app, name="export")
 
+AllowCopy = Annotated[bool, typer.Option(
+    "--allow-copy", help="Store a file again under a new --name (or --meta run_id) though the "
+    "store holds its content already (else that is refused).")]
 # readable=False: the library says which file cannot be read, and why, in one sentence.
 StoreArg = Annotated[Path, typer.Argument(help="The collection's store file (DuckDB).", readable=False)]
 FilesArg = Annotated[list[Path], typer.Argument(help="Files to import (.gz read transparently).",
@@ -120,6 +123,7 @@ def import_runs(
     meta: Meta = None,
     split_by_tag: SplitByTag = False,
     topic_map: TopicMapOpt = None,
+    allow_copy: AllowCopy = False,
 ) -> None:
     """Import TREC run files (query_id Q0 doc_id rank score tag), all or nothing."""
     from pooling.store import Store
@@ -129,7 +133,7 @@ def import_runs(
         report = s.import_runs(
             files, name=name, meta=reading.meta, dedupe=reading.dedupe, strict=strict,
             split_by_tag=split_by_tag, run_names=reading.run_names, topic_map=reading.topic_map,
-            progress=bar,
+            allow_copy=allow_copy, progress=bar,
         )
     for item in report.items:
         if item.status == "imported":
@@ -148,12 +152,14 @@ def import_qrels(
     file: Annotated[Path, typer.Argument(help="TREC qrels file: query_id iter doc_id relevance.",
                                          readable=False)],
     name: Annotated[str | None, typer.Option(help="Name of the new qrels version.")] = None,
-    format: Annotated[str, typer.Option(
-        help="trec, or smart (a SMART relevance file: query doc grade, as Cranfield's cranqrel).")] = "trec",
-    grades: Annotated[str, typer.Option(
-        help="SMART grades: cranfield (1..4 best first become 4..1, -1 becomes 0), binary "
-             "(every listed pair relevant) or as-is.")] = "cranfield",
+    format: Annotated[str | None, typer.Option(
+        help="trec, smart (a SMART relevance file: query doc grade, as Cranfield's cranqrel) or "
+             "letor (default: told from the file's lines).")] = None,
+    grades: Annotated[str | None, typer.Option(
+        help="SMART grades: cranfield (the default: 1..4 best first become 4..1, -1 becomes 0), "
+             "binary (every listed pair relevant) or as-is.", show_default=False)] = None,
     topic_map: TopicMapOpt = None,
+    allow_copy: AllowCopy = False,
 ) -> None:
     """Import a qrels file as a new, immutable qrels version."""
     from pooling.formats.topic_map import read_topic_map
@@ -161,10 +167,13 @@ def import_qrels(
 
     mapping = read_topic_map(topic_map) if topic_map is not None else None
     with Store(store) as s:
-        r = s.import_qrels(file, name=name, format=format, grades=grades, topic_map=mapping)
+        r = s.import_qrels(file, name=name, format=format, grades=grades, topic_map=mapping,
+                           allow_copy=allow_copy)
     if r.status == "imported":
+        read_as = (f"; read as a SMART relevance file, --grades {r.grade_mapping}"
+                   if r.format == "smart" else "")
         out.print(f"{file}: imported qrels version {r.name} ({r.n_topics} topics, {r.n_rows} "
-                  f"judgments, grades {', '.join(map(str, r.grades))})", highlight=False)
+                  f"judgments, grades {', '.join(map(str, r.grades))}{read_as})", highlight=False)
     else:
         out.print(f"{file}: already imported as qrels version {r.name}", highlight=False)
 

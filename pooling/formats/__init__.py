@@ -24,11 +24,13 @@ from pooling.formats import (
     ntcir,
     smart,
     trec_docs,
+    trec_qrels,
     trec_topics,
     trec_web,
     tsv,
 )
 from pooling.formats.source import (
+    DamagedInputError,
     PathLike,
     display_name,
     open_decompressed,
@@ -91,6 +93,37 @@ def _looks_letor(head: str) -> bool:
     return re.match(r"\S+\s+qid:\S", _first_line(head)) is not None
 
 
+SNIFF_LINES = 100  # data lines a qrels file is told by
+
+
+def _qrels_field_counts(head: str) -> list[int]:
+    """Fields of the first data lines (blank and `#` lines skipped; a line cut off at the end
+    of the head is left out)."""
+    lines = head.splitlines()
+    if len(head.encode()) >= SNIFF_BYTES and not head.endswith("\n"):
+        lines = lines[:-1]
+    counts = []
+    for line in lines:
+        fields = line.split()
+        if fields and not fields[0].startswith("#"):
+            counts.append(len(fields))
+            if len(counts) == SNIFF_LINES:
+                break
+    return counts
+
+
+def _looks_smart_qrels(head: str) -> bool:
+    """A SMART relevance file: `query doc [grade]`, every line two or three fields."""
+    counts = _qrels_field_counts(head)
+    return bool(counts) and all(n in (2, 3) for n in counts)
+
+
+def _looks_trec_qrels(head: str) -> bool:
+    """TREC qrels, `query_id iter doc_id relevance`: anything with data not SMART-shaped (a
+    damaged TREC file is then read as TREC, and its bad lines named)."""
+    return bool(_qrels_field_counts(head)) and not _looks_smart_qrels(head)
+
+
 register(Reader(
     "topics", "trec", "TREC SGML topics: <top> <num> <title> <desc> <narr> </top>",
     trec_topics.read_trec_topics, (".sgml", ".sgm", ".xml", ".trec"),
@@ -149,6 +182,15 @@ register(Reader(
 register(Reader(
     "qrels", "letor", "LETOR/SVMlight: label qid:Q 1:v 2:v ... # docid = D (labels as grades)",
     lambda path: letor.read_letor(path).qrels, (".letor", ".svm", ".svmlight"), _looks_letor,
+))  # fmt: skip
+register(Reader(
+    "qrels", "trec", "TREC qrels: query_id iter doc_id relevance",
+    trec_qrels.read_trec_qrels, (), _looks_trec_qrels,
+))  # fmt: skip
+register(Reader(
+    "qrels", "smart", "SMART relevance file: query doc grade (or query doc), as Cranfield's "
+    "cranqrel; --grades cranfield (default), binary or as-is",
+    smart.read_smart_qrels, (), _looks_smart_qrels, options=("grades",),
 ))  # fmt: skip
 
 
@@ -212,6 +254,68 @@ def read_topics(path: PathLike, format: str | None = None, **options: object) ->
     return read_table("topics", path, format, **options)
 
 
+@dataclass(frozen=True)
+class QrelsReading:
+    """Qrels read from a file: the table (query_id, doc_id, relevance[, line]), the format it
+    was read as, and the SMART grade mapping used (None for other formats)."""
+
+    table: pa.Table
+    format: str
+    grades: str | None = None
+
+
+def read_qrels(path: PathLike, format: str | None = None, grades: str | None = None) -> QrelsReading:
+    """Qrels from a TREC, SMART or LETOR file, the format told from the content unless given.
+
+    grades: the SMART grade mapping (cranfield by default, binary or as-is; see
+    `pooling.formats.smart.read_smart_qrels`); refused for the other formats. A TREC reading
+    that fails on lines of two or three fields, the format not named, says how to read the
+    file as SMART.
+    """
+    reader = reader_for("qrels", path, format)
+    if reader.name != "smart":
+        if grades is not None:
+            raise FormatError(
+                [Problem(display_name(path), None, f"--grades {grades} maps the grades of a SMART "
+                         f"relevance file, and this file is read as {reader.name} qrels")],
+                hint="Drop --grades, or read the file as SMART with --format smart.")
+        try:
+            return QrelsReading(reader.read(path), reader.name)
+        except FormatError as exc:
+            if format is None and reader.name == "trec" and _short_lines(exc):
+                raise _advised(exc, "The format was told from the first lines: if this is a "
+                               "SMART relevance file (query doc grade), import it with "
+                               "--format smart.") from None
+            raise
+    mapping = grades or "cranfield"
+    try:
+        return QrelsReading(reader.read(path, mapping), "smart", mapping)  # type: ignore[call-arg]
+    except FormatError as exc:
+        advice = []
+        if isinstance(exc, DamagedInputError):  # the file, not its format: one line says so
+            raise
+        if format is None:
+            advice.append("The format was told from the first lines (two or three fields "
+                          "each): if this is TREC qrels, name it with --format trec.")
+        if grades is None:
+            advice.append("Grades are read as Cranfield's (1 best .. 4, -1 not relevant); "
+                          "--grades binary or --grades as-is read other grades.")
+        if not advice:
+            raise
+        raise _advised(exc, " ".join(advice)) from None
+
+
+def _advised(exc: FormatError, advice: str) -> FormatError:
+    """The same problems, with advice after the reader's own hint."""
+    hint = f"{exc.hint.rstrip('.')}. {advice}" if exc.hint else advice
+    return FormatError(exc.problems, hint=hint)
+
+
+def _short_lines(exc: FormatError) -> bool:
+    """Whether a TREC qrels reading failed on lines of two or three fields (SMART's shape)."""
+    return any(re.match(r"expected 4 fields .*, found [23]$", p.message) for p in exc.problems)
+
+
 def read_documents(path: PathLike, format: str | None = None) -> pa.Table:
     """Documents as DOCUMENTS_SCHEMA: doc_id, title, text, url, extra (JSON text)."""
     return read_table("documents", path, format)
@@ -253,7 +357,9 @@ __all__ = [
     "Reader",
     "formats_of",
     "iter_documents",
+    "QrelsReading",
     "read_documents",
+    "read_qrels",
     "read_table",
     "read_topics",
     "reader_for",

@@ -14,57 +14,63 @@ from pooling import faults
 from pooling.errors import StoreError
 from pooling.formats.source import display_name, read_file_bytes
 from pooling.formats.topic_map import TopicMap, details_json
-from pooling.formats.trec_qrels import check_unique_judgments, parse_trec_qrels, write_trec_qrels
+from pooling.formats.trec_qrels import check_unique_judgments, write_trec_qrels
 from pooling.output_files import write_text
 from pooling.store.core import Store, utcnow
+from pooling.store.imports import already_imported, prior_imports, same_content_refusal
 
 
 @dataclass
 class QrelsImport:
-    """Outcome of importing qrels: the version name and whether it was new."""
+    """Outcome of importing qrels: the version name and whether it was new; for a file, the
+    format it was read as and the SMART grade mapping used (None for other formats)."""
 
     name: str
     status: str  # "imported" | "already imported"
     n_rows: int = 0
     n_topics: int = 0
     grades: tuple[int, ...] = ()
+    format: str | None = None
+    grade_mapping: str | None = None
 
 
 def import_qrels_file(
-    store: Store, path: str | Path, *, name: str | None = None, format: str = "trec",
-    grades: str = "cranfield", topic_map: TopicMap | None = None,
+    store: Store, path: str | Path, *, name: str | None = None, format: str | None = None,
+    grades: str | None = None, topic_map: TopicMap | None = None, allow_copy: bool = False,
 ) -> QrelsImport:
     """Import a qrels file as a new version (default name: the file name without suffixes).
 
-    format: 'trec' (query_id iter doc_id relevance) or 'smart' (a SMART relevance file, with
-    `grades` mapping: cranfield, binary or as-is). A topic map is applied and recorded.
+    format: 'trec' (query_id iter doc_id relevance), 'smart' (a SMART relevance file, with
+    `grades` mapping: cranfield by default, binary or as-is) or 'letor'; None tells it from
+    the content (`pooling.formats.read_qrels`). A topic map is applied and recorded.
+
+    The same content again is "already imported", unless `name` asks for a version it was
+    not imported as: that is refused, naming the version that holds it, or with `allow_copy`
+    stored again under `name`.
     """
+    from pooling.formats import read_qrels  # the readers load with a qrels file to read
+
     raw = read_file_bytes(path)
     sha = hashlib.sha256(raw).hexdigest()
-    done = store.one(
-        "find import", "SELECT target FROM imports WHERE sha256 = ? AND kind = 'qrels'", [sha]
-    )
-    if done:
-        return QrelsImport(done[0], "already imported")
-    from pooling.formats.source import decompress
-
-    if format == "smart":
-        from pooling.formats.smart import read_smart_qrels
-
-        table = read_smart_qrels(path, grades)  # type: ignore[arg-type]
-    elif format == "trec":
-        table = parse_trec_qrels(decompress(raw, display_name(path)), display_name(path))
-    else:
-        raise StoreError(f"unknown qrels format {format!r}; use trec or smart")
+    source = display_name(path)
+    prior = prior_imports(store, "qrels", sha)
+    if (same := already_imported(prior, name)) is not None:
+        return QrelsImport(name or same.target, "already imported")
+    if prior and not allow_copy:
+        raise StoreError(same_content_refusal(source, "qrels version", prior[0], str(name)))
+    reading = read_qrels(path, format, grades)
+    table = reading.table
     used: dict[str, str] = {}
     if topic_map is not None:
         table, used = topic_map.apply(table)
     version = name or Path(path).name.split(".")[0]
-    details = details_json(format=format if format != "trec" else None,
-                           grades=grades if format == "smart" else None,
+    details = details_json(format=reading.format if reading.format != "trec" else None,
+                           grades=reading.grades,
                            topic_map=topic_map.record(used) if topic_map and used else None)
-    return save_qrels(store, table, version, method="imported", source=display_name(path), sha256=sha,
-                      details=details)
+    result = save_qrels(store, table, version, method="imported", source=source, sha256=sha,
+                        details=details)
+    result.format, result.grade_mapping = reading.format, reading.grades
+    return result
 
 
 def save_qrels(

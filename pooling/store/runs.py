@@ -38,6 +38,7 @@ from pooling.formats.topic_map import TopicMap, details_json
 from pooling.formats.trec_run import Dedupe, ParsedRun, parse_trec_run, split_checked
 from pooling.progress import NoProgress, Progress
 from pooling.store.core import Store, utcnow
+from pooling.store.imports import already_imported, prior_imports, same_content_refusal
 
 CHUNK_ROWS = 250_000
 KEEP_BYTES = 1 << 30  # file bytes kept in memory between planning and loading
@@ -93,12 +94,16 @@ def import_runs(
     split_by_tag: bool = False,
     run_names: RunNames = "tag",
     topic_map: TopicMap | None = None,
+    allow_copy: bool = False,
     progress: Progress | None = None,
 ) -> ImportReport:
     """Import TREC run files in one transaction; see the module docstring for the rules.
 
     Runs are read under the same options as in every command (`pooling.formats.run_files`);
-    a topic map that changed ids is recorded with the import.
+    a topic map that changed ids is recorded with the import. A file whose content the store
+    holds is "already imported", unless its run_id is named (`name`, a `meta` run_id) and the
+    content was not imported as that: refused, or stored again with `allow_copy`
+    (`pooling.store.imports`).
     """
     progress = progress or NoProgress()
     reading = RunReading(dedupe=dedupe, run_names=run_names, meta=meta, split_by_tag=split_by_tag,
@@ -107,7 +112,7 @@ def import_runs(
         raise StoreError("--name names a single run; for several files give --meta runs.tsv")
     report = ImportReport()
     failed: dict[str, FormatError] = {}  # source -> its problems; every file is still read
-    planned = _plan(store, files, name, reading, report, failed)
+    planned = _plan(store, files, name, reading, report, failed, allow_copy)
     if not planned and not failed:
         return report
     new_ids: list[str] = []
@@ -191,18 +196,19 @@ def import_run_table(
     dedupe: Dedupe = "error",
     strict: bool = False,
     source: str = "<table>",
+    allow_copy: bool = False,
 ) -> ImportReport:
-    """Import one run given as a canonical Arrow table (query_id, doc_id, rank, score, tag, line)."""
+    """Import one run given as a canonical Arrow table (query_id, doc_id, rank, score, tag, line).
+
+    Content the store holds under another run_id is refused, or stored again with `allow_copy`.
+    """
     if store.has_run(run_id):
         raise StoreError(f"run {run_id!r} already exists in {store.path}; choose another run_id")
     sha = _table_sha256(table)
     report = ImportReport()
-    done = store.one(
-        "find import", "SELECT target FROM imports WHERE sha256 = ? AND kind = 'run'", [sha]
-    )
-    if done:
-        report.items.append(ImportedRun(done[0], source, "already imported"))
-        return report
+    prior = prior_imports(store, "run", sha)
+    if prior and not allow_copy:
+        raise StoreError(same_content_refusal(source, "run", prior[0], run_id))
     (run,) = split_checked(table, source, split_by_tag=False, dedupe=dedupe)
     item = _Planned(Path(source), source, sha, run_id, meta or RunMeta())
     with store.transaction():
@@ -222,12 +228,13 @@ def _plan(
     reading: RunReading,
     report: ImportReport,
     failed: dict[str, FormatError],
+    allow_copy: bool = False,
 ) -> list[_Planned]:
     """Decide each file's run_id and refuse conflicts before anything is written; a file whose
     run tag cannot be read is left out, its problems kept in `failed`."""
     planned: list[_Planned] = []
     kept = 0
-    seen_sha: dict[str, str] = {}
+    seen_sha: dict[str, tuple[str, str]] = {}  # content -> (its run_id or file, its file)
     problems: list[str] = []
     unreadable: list[InputFileError] = []
     for f in files:
@@ -240,14 +247,25 @@ def _plan(
             problems.append(str(exc))
             continue
         sha = hashlib.sha256(raw).hexdigest()
-        done = store.one(
-            "find import", "SELECT target FROM imports WHERE sha256 = ? AND kind = 'run'", [sha]
-        )
-        if done or sha in seen_sha:
-            target = done[0] if done else seen_sha[sha]
-            report.items.append(ImportedRun(target, source, "already imported"))
-            continue
         file_meta = reading.meta_for(path)
+        asked = None if reading.split_by_tag else name or (file_meta.run_id if file_meta else None)
+        prior = prior_imports(store, "run", sha)
+        if (same := already_imported(prior, asked)) is not None:
+            report.items.append(ImportedRun(asked or same.target, source, "already imported"))
+            continue
+        if prior and not allow_copy:
+            problems.append(same_content_refusal(source, "run", prior[0], str(asked)))
+            continue
+        earlier, earlier_source = seen_sha.get(sha, (None, None))
+        if earlier is not None and (asked is None or asked == earlier):
+            report.items.append(ImportedRun(earlier, source, "already imported"))
+            continue
+        if earlier is not None and not allow_copy:
+            problems.append(
+                f"{source} has the same content as {earlier_source} (run {earlier!r} of this "
+                f"import); run {asked!r} was not made: drop one of them, or pass --allow-copy to "
+                "store both")
+            continue
         if reading.meta is not None and file_meta is None:
             problems.append(f"{source}: not listed in the --meta file (add a line for it)")
             continue
@@ -259,7 +277,7 @@ def _plan(
             except FormatError as exc:
                 failed[source] = exc
                 continue
-        seen_sha[sha] = run_id or source
+        seen_sha.setdefault(sha, (run_id or source, source))
         kept += len(raw)
         planned.append(
             _Planned(path, source, sha, run_id, file_meta, raw if kept <= KEEP_BYTES else None)

@@ -3,12 +3,13 @@ and relevance files with their grade mappings."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from pooling.errors import FormatError
-from pooling.formats import read_documents, read_topics
+from pooling.formats import read_documents, read_qrels, read_topics
 from pooling.formats.smart import read_smart_documents, read_smart_qrels, read_smart_topics
 
 DOCS = """.I 1
@@ -133,3 +134,83 @@ def test_cranfield_imports_through_the_cli(shared_dir, tmp_path):
         assert s.one("t", "SELECT title FROM topics WHERE query_id = '3'")[0].startswith(
             "what problems of heat conduction")
         assert s.one("q", "SELECT n_topics FROM qrels_versions WHERE name = 'cran'") == (225,)
+
+
+# -- qrels told from their lines ---------------------------------------------------------------
+
+
+def test_a_smart_relevance_file_is_told_from_its_lines_and_read_with_cranfield_grades(tmp_path):
+    reading = read_qrels(write(tmp_path, "cranqrel", "1 184 2 \n1 29 1\n1 12 4\n2 12 -1\n"))
+    assert (reading.format, reading.grades) == ("smart", "cranfield")
+    assert reading.table.select(["query_id", "doc_id", "relevance"]).to_pylist() == [
+        {"query_id": "1", "doc_id": "184", "relevance": 3},
+        {"query_id": "1", "doc_id": "29", "relevance": 4},
+        {"query_id": "1", "doc_id": "12", "relevance": 1},
+        {"query_id": "2", "doc_id": "12", "relevance": 0}]
+
+
+def test_grades_map_a_smart_file_told_from_its_lines_as_they_do_a_named_one(tmp_path):
+    path = write(tmp_path, "cranqrel", "1 184 2\n1 29 1\n2 12 -1\n")
+    for grades in ("binary", "as-is"):
+        told, named = read_qrels(path, grades=grades), read_qrels(path, "smart", grades)
+        assert told.table.equals(named.table) and told.grades == grades
+    assert read_qrels(path, grades="binary").table["relevance"].to_pylist() == [1, 1, 1]
+
+
+def test_trec_and_letor_qrels_are_still_told_as_such(tmp_path):
+    trec = read_qrels(write(tmp_path, "qrels.txt", "# a comment\n301 0 FBIS3-10082 1\n301 0 d2 0\n"))
+    assert (trec.format, trec.grades, trec.table.num_rows) == ("trec", None, 2)
+    letor = read_qrels(write(tmp_path, "train.txt", "2 qid:1 1:0.5 # D1\n"))
+    assert (letor.format, letor.table["relevance"].to_pylist()) == ("letor", [2])
+
+
+def test_a_two_column_smart_file_asks_for_binary_grades(tmp_path):
+    path = write(tmp_path, "qrels.text", "1 28\n1 35\n2 12\n")
+    with pytest.raises(FormatError) as info:
+        read_qrels(path)
+    text = str(info.value)
+    assert f"{path}:1: expected at least 3 fields (query doc grade), found 2" in text
+    assert "--grades binary" in text and "--format trec" in text
+    assert read_qrels(path, grades="binary").table.num_rows == 3
+
+
+def test_lines_of_three_fields_among_trec_lines_suggest_format_smart(tmp_path):
+    path = write(tmp_path, "mixed", "1 0 d1 1\n1 0 d2 0\n1 184 2\n")
+    with pytest.raises(FormatError) as info:
+        read_qrels(path)
+    text = str(info.value)
+    assert f"{path}:3: expected 4 fields (query_id iter doc_id relevance), found 3" in text
+    assert text.endswith("if this is a SMART relevance file (query doc grade), import it with "
+                         "--format smart.")
+    with pytest.raises(FormatError) as named:  # a format given is not second-guessed
+        read_qrels(path, "trec")
+    assert "--format smart" not in str(named.value)
+
+
+def test_grades_for_a_file_read_as_trec_are_refused_naming_format_smart(tmp_path):
+    path = write(tmp_path, "q.txt", "1 0 d1 1\n")
+    with pytest.raises(FormatError, match="read as trec qrels\nDrop --grades, or read the file as "
+                       "SMART with --format smart"):
+        read_qrels(path, grades="binary")
+
+
+def test_the_real_cranqrel_imports_without_naming_its_format(shared_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from pooling.cli import app
+    from pooling.store import Store
+
+    cranqrel = shared_dir / "data/cranfield/cranqrel"
+    store = tmp_path / "cran.duckdb"
+    runner = CliRunner()
+    assert runner.invoke(app, ["init", str(store)]).exit_code == 0
+    result = runner.invoke(app, ["import", "qrels", str(store), str(cranqrel)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip().endswith("grades 0, 1, 2, 3, 4; read as a SMART relevance file, "
+                                          "--grades cranfield)")
+    with Store(store, read_only=True) as s:
+        assert s.qrels_info("cranqrel")["n_topics"] == 225
+        stored = {tuple(r.values()) for r in s.qrels_table("cranqrel").to_pylist()}
+        (details,) = s.one("d", "SELECT details FROM imports WHERE target = 'cranqrel'")
+    assert json.loads(details) == {"format": "smart", "grades": "cranfield"}
+    assert stored == {tuple(r.values()) for r in read_smart_qrels(cranqrel).to_pylist()}

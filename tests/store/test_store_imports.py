@@ -189,7 +189,7 @@ def test_qrels_versions_are_immutable_and_record_their_grade_scale(store, tmp_pa
     assert r.grades == (-1, 0, 2)
     with pytest.raises(StoreError, match="immutable"):
         store.import_qrels(write(tmp_path / "q2.txt", "1 0 d1 1\n"), name="v1")
-    assert store.import_qrels(q, name="v2").status == "already imported"
+    assert store.import_qrels(q, name="v1").status == "already imported"
 
 
 def test_qrels_with_a_repeated_pair_or_bad_grade_name_the_lines(store, tmp_path):
