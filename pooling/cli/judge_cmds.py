@@ -153,11 +153,14 @@ def _adaptive_status(report) -> str:
     """Where an adaptive round stands for the judge after a job: what is left and why."""
     r = report.round
     n = len(r.topics)
+    parts = []
     if report.open_topics:
-        return (f"{report.open_topics:,} of {n:,} topic(s) have more to judge (--limit stopped "
-                f"here); run it again to go on")
+        parts.append(f"{report.open_topics:,} of {n:,} topic(s) have more to judge (--limit "
+                     "stopped here); run it again to go on")
     if report.stuck_topics:
-        return (f"{report.stuck_topics:,} of {n:,} topic(s) wait for a document that failed "
-                "now (the strategy needs its grade to go on); fix the cause and run it again")
+        parts.append(f"{report.stuck_topics:,} of {n:,} topic(s) wait for a document that failed "
+                     "now (the strategy needs its grade to go on); fix the cause and run it again")
+    if parts:
+        return "; ".join(parts)
     return (f"every topic of round {r.round_id} is done: its budget is spent, its stopping "
             "rule ended it or no candidate is left")
