@@ -96,8 +96,49 @@ def not_assigned(rnd: Round, assessor_id: str, query_id: str, doc_id: str) -> st
             f"in round {rnd.round_id!r}")
 
 
+# A judgment's text fields: each must be text the store can hold (see `unstorable`).
+TEXT_FIELDS = ("round_id", "assessor_id", "query_id", "doc_id", "kind", "note", "submission_id",
+               "rationale")
+
+
+def unstorable(value: object, name: str) -> str | None:
+    """Why `value` cannot be stored as text, or None when it can (non-text values: None).
+
+    A string holding a lone surrogate (half of a UTF-16 pair, as the JSON escape "\\udfff"
+    makes) is not Unicode text, and the store refuses it; every writer asks this first, so one
+    sender's such text is refused alone instead of failing a commit shared with others. Lists
+    and dicts (e.g. bound parameters) are checked item by item. NUL is text the store keeps.
+    """
+    if isinstance(value, str):
+        if value.isascii():
+            return None
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return (f"{name} holds a lone surrogate (U+{ord(value[exc.start]):04X} at character "
+                    f"{exc.start + 1}), which is not text that can be stored; send UTF-8 text "
+                    "(in JSON, a character outside the BMP needs both halves of its \\u pair)")
+        return None
+    if isinstance(value, (list, tuple)):
+        return next((why for i, item in enumerate(value)
+                     if (why := unstorable(item, f"{name}[{i + 1}]"))), None)
+    if isinstance(value, dict):
+        return next((why for key, item in value.items()
+                     if (why := unstorable(key, f"a key of {name}") or unstorable(item, f"{name}.{key}"))),
+                    None)
+    return None
+
+
+def unstorable_text(j: Judgment) -> str | None:
+    """Why one of a judgment's text fields cannot be stored (`unstorable`), or None."""
+    return next((why for name in TEXT_FIELDS if (why := unstorable(getattr(j, name), name))), None)
+
+
 def validate(store: Store, j: Judgment, rnd: Round | None = None) -> str | None:
     """Why a judgment cannot be accepted, or None when it can."""
+    why = unstorable_text(j)  # first: the store cannot even look such text up
+    if why:
+        return why
     rnd = rnd or get_round(store, j.round_id)
     if j.kind not in KINDS:
         return f"kind must be one of {', '.join(KINDS)}"
@@ -119,8 +160,10 @@ def record(store: Store, judgments: Iterable[Judgment]) -> tuple[int, int]:
     rounds: dict[str, Round] = {}
     problems = []
     for i, j in enumerate(items):
-        rnd = rounds.get(j.round_id) or rounds.setdefault(j.round_id, get_round(store, j.round_id))
-        why = validate(store, j, rnd)
+        why = unstorable_text(j)
+        if why is None:
+            rnd = rounds.get(j.round_id) or rounds.setdefault(j.round_id, get_round(store, j.round_id))
+            why = validate(store, j, rnd)
         if why:
             problems.append(f"judgment {i + 1}: {why}")
     if problems:
@@ -148,6 +191,10 @@ def append_judgments(store: Store, judgments: Sequence[Judgment]) -> tuple[int, 
     items = [j if j.submission_id else replace(j, submission_id=uuid.uuid4().hex) for j in judgments]
     if not items:
         return 0, 0
+    problems = [f"judgment {n}: {why}" for n, j in enumerate(items, start=1)
+                if (why := unstorable_text(j))]
+    if problems:
+        raise StoreError("no judgment was stored:\n" + "\n".join(problems))
     if store.remote and not store.in_transaction:
         # A served store: the server's one judgment writer stores them with the assessors'
         # own, so the judging pages keep what they hold in memory (pooling.web.live).

@@ -13,7 +13,6 @@ from typing import Any
 
 from markupsafe import Markup
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -21,14 +20,14 @@ from starlette.routing import Route
 
 from pooling.errors import StoreError, SubmissionConflict
 from pooling.judging.assessors import authenticate
-from pooling.store.core import Store
 from pooling.web import campaign
 from pooling.web.bodies import BodyRefused, read_json
-from pooling.web.campaign import JudgingPage, RoundProgress, TopicDone, TopicProgress
+from pooling.web.campaign import JudgingPage, RoundProgress, TopicDone
 from pooling.web.gate import StoreGate
 from pooling.web.live import LiveCampaign, WriteFailed
 from pooling.web.openapi import DOCUMENT
-from pooling.web.pages import conflict_error, gate, live, write_failed
+from pooling.web.pages import answer, conflict_error, gate, write_failed
+from pooling.web.round_progress import organiser_rounds
 from pooling.web.routing import EncodedRoute
 from pooling.web.throttle import LoginThrottle, client_address
 
@@ -60,7 +59,7 @@ async def _caller(request: Request) -> tuple[str, str]:
     if wait is not None:
         raise HTTPException(429, f"too many unknown tokens from your address; try again in {wait} "
                                  "seconds", headers={"Retry-After": str(wait)})
-    who = await gate(request).run(authenticate, token)
+    who = await gate(request).read(authenticate, token)
     if who is None:
         throttle.failed(address)
         raise HTTPException(401, "that token is not valid; use the token `pooling assessors add` "
@@ -125,8 +124,7 @@ async def document(request: Request) -> Response:
 async def _judging(request: Request, doc_id: str | None) -> Response:
     assessor_id, role = await _caller(request)
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
-    page = await run_in_threadpool(live(request).judging_page, assessor_id, role, round_id,
-                                   query_id, doc_id)
+    page = await answer(request, "judging_page", assessor_id, role, round_id, query_id, doc_id)
     if page is None:
         raise _not_found()
     if isinstance(page, TopicDone):
@@ -139,24 +137,9 @@ async def _judging(request: Request, doc_id: str | None) -> Response:
 async def _rounds_of(request: Request, who: tuple[str, str],
                      round_id: str | None = None) -> list[RoundProgress]:
     assessor_id, role = who
-    if role == "organiser":
-        return await gate(request).run(organiser_rounds, round_id)
-    return await run_in_threadpool(live(request).assessor_rounds, assessor_id)
-
-
-def organiser_rounds(store: Store, round_id: str | None = None) -> list[RoundProgress]:
-    """Every round (or one) as an organiser, who may judge any pooled document, sees it:
-    per topic the documents pooled and how many have a current judgment by anyone."""
-    ids = [s.round_id for s in campaign.round_statuses(store)] if round_id is None else [round_id]
-    out = []
-    for rid in ids:
-        detail = campaign.round_detail(store, rid)
-        if detail is None:
-            continue
-        topics = [TopicProgress(t["query_id"], t["title"], t["queued"], t["judged"],
-                                t["judged"] >= t["queued"]) for t in detail.topics]
-        out.append(RoundProgress(rid, detail.status.adaptive, topics))
-    return out
+    if role == "organiser":  # every round, read beside the pages' work (round_progress)
+        return await gate(request).read(organiser_rounds, round_id)
+    return await answer(request, "assessor_rounds", assessor_id)
 
 
 def _round_json(r: RoundProgress) -> dict[str, Any]:
@@ -201,8 +184,8 @@ async def judge(request: Request) -> Response:
         raise HTTPException(422, "doc_id must be a string")
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
     try:
-        outcome = await run_in_threadpool(
-            live(request).judge, assessor_id, role, round_id, query_id, body["doc_id"],
+        outcome = await answer(
+            request, "judge", assessor_id, role, round_id, query_id, body["doc_id"],
             grade=body["grade"], submission_id=body["submission_id"],
             seconds=body.get("seconds"), note=body.get("note"))
     except SubmissionConflict as exc:  # the id was used for something else: nothing dropped
@@ -226,8 +209,8 @@ async def undo(request: Request) -> Response:
         raise HTTPException(422, str(exc)) from exc
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
     try:
-        outcome = await run_in_threadpool(live(request).undo, assessor_id, role, round_id,
-                                          query_id, submission_id=submission_id)
+        outcome = await answer(request, "undo", assessor_id, role, round_id, query_id,
+                               submission_id=submission_id)
     except SubmissionConflict as exc:
         return conflict_error(exc)
     except campaign.InputError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import Mount, Route
@@ -20,7 +21,7 @@ from pooling.web import api_views
 from pooling.web import assessor_views as a
 from pooling.web import organiser_views as o
 from pooling.web.gate import StoreGate
-from pooling.web.live import LiveCampaign, WriteFailed
+from pooling.web.live import BOOK_TABLES, LiveCampaign, WriteFailed
 from pooling.web.openapi import API_ROOT
 from pooling.web.pages import (
     PENDING_COOKIES,
@@ -135,6 +136,11 @@ ROUTES = [
     Route("/organiser/judgments.csv", o.history_download),
     Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
 ]
+# What the organiser's pages write: people (the views that revoke load the session book
+# themselves), rounds with their queues, assignments, qrels. Of these the judging pages hold
+# the rounds in memory: after such a POST, the rounds that changed are loaded again.
+ORGANISER_PAGE_WRITES = frozenset({"assessors", "rounds", "pool_entries", "assignments",
+                                   "qrels", "qrels_versions"})
 
 
 class PoolingApp:
@@ -150,6 +156,7 @@ class PoolingApp:
     def close(self) -> None:
         self.sessions.close_all()  # roll back what organisers' sessions left open
         self.live.close()  # commit what the writer holds
+        self.live.gate.close()  # its read cursors
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         root = scope.get("root_path", "")
@@ -166,10 +173,22 @@ class PoolingApp:
             await self.api({**scope, "root_path": f"{root}/{API_PREFIX}"}, receive, send)
         elif (scope["type"] == "http" and scope["method"] == "POST"
               and path.startswith(f"{root}/organiser")):
-            try:  # an organiser's change (a round, people, assignments): judging state reloads
-                await self.pages(scope, receive, send)
+            # An organiser's change (a round, people, assignments): what it changed is
+            # dropped from the judging pages' memory before the organiser hears back.
+            refreshed = False
+
+            async def refresh_then_send(message: Message) -> None:
+                nonlocal refreshed
+                if not refreshed and message["type"] == "http.response.start":
+                    refreshed = True
+                    await run_in_threadpool(self.live.refresh, ORGANISER_PAGE_WRITES)
+                await send(message)
+
+            try:
+                await self.pages(scope, receive, refresh_then_send)
             finally:
-                self.live.invalidate()
+                if not refreshed:  # no answer was sent (the request failed or was cancelled)
+                    await run_in_threadpool(self.live.refresh, ORGANISER_PAGE_WRITES)
         else:
             await self.pages(scope, receive, send)
 
@@ -200,9 +219,11 @@ def create_app(
     gate.run_sync(book.load)
     app.state.templates = make_templates()
 
-    def on_write() -> None:  # an organiser's CLI session committed a change to the store
-        live.invalidate()
-        book.reload()  # it may have revoked someone
+    def on_write(tables: frozenset[str] | None) -> None:
+        """An organiser's CLI session committed a change to `tables` (None: to any)."""
+        live.refresh(tables)
+        if tables is None or tables & BOOK_TABLES:
+            book.reload()  # it may have revoked someone
 
     sessions = StoreSessions(gate, server_token, on_write=on_write, writer=live.writer,
                              throttle=throttle, revoked=book.revoked_since)

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from pooling.errors import StoreError, SubmissionConflict
 from pooling.judging.assessors import authenticate
-from pooling.judging.judgments import Judgment
 from pooling.web import campaign
-from pooling.web.live import Miss
 from pooling.web.pages import (
+    answer,
     conflict_error,
     gate,
     json_error,
-    live,
     login_throttle,
     not_found,
     post_data,
@@ -36,21 +32,6 @@ from pooling.web.sessions import (
     same_token,
 )
 from pooling.web.throttle import client_address
-
-
-async def answer(request: Request, method: str, *args, **kwargs):
-    """Ask the in-memory campaign state (`pooling.web.live`): on the event loop when it can
-    answer from memory, else from a worker thread; a judgment is awaited, not waited for."""
-    state = live(request)
-    try:
-        result = state.cached(getattr(state, method), *args, **kwargs)
-    except Miss:
-        return await run_in_threadpool(getattr(state, method), *args, **kwargs)
-    if isinstance(result, Judgment):
-        # Shielded: a client that gives up does not withdraw a judgment already on its way.
-        written = await asyncio.shield(asyncio.wrap_future(state.writer.submit_future(result)))
-        return state.stored(result, written)
-    return result
 
 
 def topic_url(round_id: str, query_id: str) -> str:
@@ -101,8 +82,14 @@ async def _log_in(request: Request, token: str) -> Response:
     response = RedirectResponse("/", status_code=303)  # drops the token from the address bar
     response.set_cookie(SESSION_COOKIE, cookie, secure=request.url.scheme == "https",
                         **SESSION_COOKIE_OPTIONS)
-    response.delete_cookie(LOGIN_COOKIE, path="/login")
+    response.delete_cookie(LOGIN_COOKIE, path=_login_path(request))
     return response
+
+
+def _login_path(request: Request) -> str:
+    """Where the login form's cookie is sent back: /login under the proxy's prefix, if any
+    (a browser sends a cookie of path /login to /login only, never to /judging/login)."""
+    return request.scope.get("root_path", "") + "/login"
 
 
 def _login_form(request: Request, error: str | None = None, *, status_code: int = 200,
@@ -111,8 +98,8 @@ def _login_form(request: Request, error: str | None = None, *, status_code: int 
     response = render(request, "login.html", {"login_csrf": login_token, "error": error},
                       status_code=status_code)
     response.headers.update(headers or {})
-    response.set_cookie(LOGIN_COOKIE, login_token, httponly=True, samesite="strict", path="/login",
-                        secure=request.url.scheme == "https")
+    response.set_cookie(LOGIN_COOKIE, login_token, httponly=True, samesite="strict",
+                        path=_login_path(request), secure=request.url.scheme == "https")
     return response
 
 
@@ -197,8 +184,8 @@ async def judge(request: Request) -> Response:
             seconds=body.get("seconds"), note=body.get("note"))
     except SubmissionConflict as exc:  # the id was used for something else: nothing dropped
         return conflict_error(exc)
-    except StoreError as exc:  # a bad grade, note or submission id
-        return json_error(400, str(exc))
+    except StoreError as exc:  # a bad grade, note or submission id: as the JSON API answers
+        return json_error(422, str(exc))
     if outcome is None:
         raise not_found()
     after = organiser_round_url(round_id) if sess.is_organiser else topic_url(round_id, query_id)

@@ -16,11 +16,18 @@ from dataclasses import dataclass, field
 from markupsafe import Markup
 
 from pooling.errors import StoreError
-from pooling.judging.judgments import Judgment, assigned_items, effective_judgments, record
+from pooling.judging.judgments import (
+    Judgment,
+    assigned_items,
+    effective_judgments,
+    record,
+    unstorable,
+)
 from pooling.judging.judgments import may_judge as _may_judge
 from pooling.judging.rounds import Round, get_round, next_document
 from pooling.store.core import Store
 from pooling.web.highlight import highlight, query_terms
+from pooling.web.topic_order import in_topic_order, topic_key
 
 SUBMISSION_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 MAX_NOTE = 2000
@@ -200,6 +207,7 @@ def assessor_rounds(store: Store, assessor_id: str) -> list[RoundProgress]:
     titles = dict(store.sql("topic titles", "SELECT query_id, title FROM topics").fetchall())
     out = []
     for round_id, queries in by_round.items():
+        queries = in_topic_order(queries)
         rnd = get_round(store, round_id)
         items = Counter(assigned_items(store, round_id, assessor_id)["query_id"].to_pylist())
         judged = _judged_per_topic(store, round_id, assessor_id)
@@ -254,6 +262,7 @@ def judge(
     grade: object, submission_id: object, seconds: object = None, note: object = None,
 ) -> Stored | None:
     """Record one judgment (committed before returning); a repeated submission id is a no-op."""
+    storable(round_id=round_id, query_id=query_id, doc_id=doc_id, note=note)
     rnd = find_round(store, round_id)
     if rnd is None or not may_judge(store, rnd, assessor_id, role, query_id, doc_id):
         return None
@@ -289,6 +298,15 @@ def undo(
     record(store, [Judgment(round_id, assessor_id, query_id, latest, None, kind="retract",
                             submission_id=sid)])
     return Stored(latest, duplicate=False)
+
+
+def storable(**fields: object) -> None:
+    """Refuse a submission holding text the store cannot keep (`InputError`, a 422): asked
+    before anything else, so such text never reaches a query or a shared commit."""
+    for name, value in fields.items():
+        why = unstorable(value, name)
+        if why:
+            raise InputError(why)
 
 
 def _submission_id(value: object) -> str:
@@ -428,11 +446,14 @@ def round_detail(store: Store, round_id: str) -> RoundDetail | None:
         for q in sorted(items):
             per_topic[q]["assessors"].append({"assessor_id": a, "assigned": items[q],
                                               "judged": done[q]})
-    topics = [dict(t, judged=len(t.pop("pairs"))) for t in per_topic.values()]
+    topics = [dict(per_topic[q], judged=len(per_topic[q].pop("pairs")))
+              for q in in_topic_order(per_topic)]
     report, problem = None, None
     try:
         report = round_agreement(store, round_id)
     except PoolingError as exc:
         problem = str(exc)
-    return RoundDetail(status, topics, throughput(store, round_id), report, problem,
-                       adjudication_queue(store, round_id).to_pylist(), _grades(rnd))
+    queue = sorted(adjudication_queue(store, round_id).to_pylist(),  # stable: topics in order
+                   key=lambda row: topic_key(row["query_id"]))
+    return RoundDetail(status, topics, throughput(store, round_id), report, problem, queue,
+                       _grades(rnd))

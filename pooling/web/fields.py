@@ -2,7 +2,7 @@
 
 A value of the wrong type or out of range is refused with a 400 whose message names the
 field and what it may be, so nothing the library cannot take (a seed of 1.5, a depth of
-10^21 or -5) gets further.
+10^21 or -5, text holding a lone surrogate) gets further.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from starlette.exceptions import HTTPException
+
+from pooling.judging.judgments import unstorable
 
 MAX_TEXT = 1_000  # characters of a name, id or rule
 _WHOLE = re.compile(r"[+-]?\d{1,30}")
@@ -38,6 +40,9 @@ def text(body: Fields, name: str, default: str = "", *, max_length: int = MAX_TE
         return default
     if not isinstance(value, str) or len(value) > max_length:
         raise FieldRefused(f"{name} must be text of at most {max_length:,} characters")
+    why = unstorable(value, name)
+    if why:
+        raise FieldRefused(why)
     return value.strip() or default
 
 
@@ -48,6 +53,9 @@ def texts(body: Fields, name: str, *, max_length: int = MAX_TEXT) -> list[str]:
         values = values[0]
     if not all(isinstance(v, str) and len(v) <= max_length for v in values):
         raise FieldRefused(f"{name} must be a list of texts of at most {max_length:,} characters")
+    why = unstorable(values, name)
+    if why:
+        raise FieldRefused(why)
     return [v.strip() for v in values if v.strip()]
 
 

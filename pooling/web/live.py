@@ -3,23 +3,25 @@
 A crowd of assessors asks the same few questions many times a second: which documents are
 mine, which have I judged, what is next. `LiveCampaign` keeps the answers in memory for
 static rounds (pools, assignments, each assessor's judgment history per topic, topic and
-document texts) and updates them as judgments are stored, so a page costs no SQL. Anything
-an organiser changes (through the organiser pages or a CLI session on the server) drops the
-cache, and it is loaded again on the next request. Adaptive rounds choose documents from
+document texts) and updates them as judgments are stored, so a page costs no SQL. What an
+organiser changes (through the organiser pages or a CLI session on the server) drops only
+what it touched (`refresh`): assigning round r reloads r alone, a new assessor reloads
+nothing; it is loaded again on the next request. Adaptive rounds choose documents from
 everyone's judgments, so they keep using `pooling.web.campaign` directly.
 
 `JudgmentWriter` stores judgments on a cursor of its own. Submissions that arrive while a
 transaction is being committed wait and go together into the next one, so many assessors
-share one commit (and one fsync). A judgment is acknowledged only after its commit; a
-failed commit (a full disk) fails every submission in it, none acknowledged, and the next
-transaction tries again.
+share one commit (and one fsync). A judgment is acknowledged only after its commit. When a
+shared commit fails, each of its submissions is tried again alone, so a judgment the store
+refuses fails only its sender; a full disk fails each of them, none acknowledged, and the
+next transaction tries again.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 
@@ -41,9 +43,33 @@ from pooling.web.campaign import (
 )
 from pooling.web.gate import StoreGate
 from pooling.web.highlight import highlight, query_terms
+from pooling.web.session_writes import UNREAD_BY_PAGES
+from pooling.web.topic_order import in_topic_order
 
 MAX_BATCH = 512
 DOC_CACHE = 20_000
+
+# The store tables the pages' memory is made of. A change to a round's row, queue or
+# assignments drops that round; to judgments, topics or documents, what was read of them.
+ROUND_TABLES = frozenset({"rounds", "pool_entries", "assignments"})
+HELD_TABLES = ROUND_TABLES | {"judgments", "topics", "documents"}
+# Tables read elsewhere (people and their sessions: `pooling.web.session_book`) or not by the
+# pages at all; a change to a table in neither set drops everything, to be safe.
+BOOK_TABLES = frozenset({"assessors", "ended_sessions"})
+NOT_HELD_TABLES = BOOK_TABLES | UNREAD_BY_PAGES
+
+# Per round, a fingerprint of everything its view is made of: its row, its queue and who
+# works on what. Sums of row hashes: any change to any row changes them, in whatever order.
+_FINGERPRINTS = """
+    WITH r AS (SELECT round_id, hash(rounds) AS h FROM rounds),
+    p AS (SELECT round_id, count(*) AS n, sum(hash(query_id, doc_id, position)::HUGEINT) AS h
+          FROM pool_entries GROUP BY round_id),
+    a AS (SELECT round_id, count(*) AS n,
+                 sum(hash(assessor_id, query_id, doc_id, role)::HUGEINT) AS h
+          FROM assignments GROUP BY round_id)
+    SELECT round_id, r.h, p.n, p.h, a.n, a.h
+    FROM r FULL JOIN p USING (round_id) FULL JOIN a USING (round_id)
+"""
 
 # (seq, kind, grade): one event of an assessor's history of one document, in seq order.
 Event = tuple[int, str, int | None]
@@ -113,21 +139,57 @@ class LiveCampaign:
         self.writer = JudgmentWriter(gate, on_stored=self._remember)
         self._lock = threading.RLock()
         self._rounds: dict[str, _RoundView | None] = {}
+        self._members: dict[str, frozenset[str]] | None = None  # round -> who works on it
         self._history: dict[tuple[str, str, str], dict[str, list[Event]]] = {}
         self._topics: dict[str, Topic] = {}
         self._docs: OrderedDict[str, tuple[str | None, str | None] | None] = OrderedDict()
         self._fetched: set[tuple[str, str]] = set()  # (round, topic) whose documents were read
         self.generation = 0
+        self._refreshing = threading.Lock()
+        self._fingerprints = gate.run_sync(_fingerprints)
+        # What was read from the store, for those who check what a change costs.
+        self.round_loads: Counter[str] = Counter()  # round_id -> its views loaded
+        self.history_loads: Counter[str] = Counter()  # round_id -> histories loaded of it
 
     def invalidate(self) -> None:
-        """Forget everything cached: an organiser changed the store."""
-        with self._lock:
-            self._rounds.clear()
-            self._history.clear()
-            self._topics.clear()
-            self._docs.clear()
-            self._fetched.clear()
-            self.generation += 1
+        """Forget everything cached: an organiser changed something the pages cannot tell."""
+        self.refresh(None)
+
+    def refresh(self, tables: frozenset[str] | None) -> None:
+        """Drop what an organiser's committed change to `tables` (None: any) made out of date:
+        of the rounds, only those whose row, queue or assignments changed (told by their
+        fingerprints); judgment histories, topic texts or document texts only when their
+        table was written; nothing for people. Loaded again on the next request."""
+        with self._refreshing:
+            everything = tables is None or bool(tables - HELD_TABLES - NOT_HELD_TABLES)
+            changed: set[str] = set()
+            if everything or tables & ROUND_TABLES:
+                now = self.gate.run_sync(_fingerprints)
+                changed = {r for r in now.keys() | self._fingerprints.keys()
+                           if now.get(r) != self._fingerprints.get(r)}
+                self._fingerprints = now
+            with self._lock:
+                if everything:
+                    self._rounds.clear()
+                    self._history.clear()
+                    self._topics.clear()
+                    self._docs.clear()
+                    self._fetched.clear()
+                    self._members = None
+                if changed:
+                    for r in changed:
+                        self._rounds.pop(r, None)
+                    self._members = None
+                    self._fetched = {k for k in self._fetched if k[0] not in changed}
+                    self._history = {k: v for k, v in self._history.items() if k[0] not in changed}
+                if "judgments" in (tables or ()):
+                    self._history.clear()
+                if "topics" in (tables or ()):
+                    self._topics.clear()
+                if "documents" in (tables or ()):
+                    self._docs.clear()
+                    self._fetched.clear()
+                self.generation += 1  # a load begun before now is not kept
 
     def close(self) -> None:
         self.writer.close()
@@ -154,9 +216,21 @@ class LiveCampaign:
             generation = self.generation
         view = self._store(_load_round, round_id)
         with self._lock:
+            self.round_loads[round_id] += 1
             if generation == self.generation:
                 self._rounds[round_id] = view
         return view
+
+    def _rounds_of(self, assessor_id: str) -> list[str]:
+        """The rounds with work assigned to this person, by round_id."""
+        with self._lock:
+            members, generation = self._members, self.generation
+        if members is None:
+            members = self._store(_load_members)
+            with self._lock:
+                if generation == self.generation:
+                    self._members = members
+        return sorted(r for r, people in members.items() if assessor_id in people)
 
     def _events(self, round_id: str, assessor_id: str, query_id: str) -> dict[str, list[Event]]:
         key = (round_id, assessor_id, query_id)
@@ -171,6 +245,7 @@ class LiveCampaign:
         for doc, seq, kind, grade in rows:
             events.setdefault(doc, []).append((seq, kind, grade))
         with self._lock:
+            self.history_loads[round_id] += 1
             if generation == self.generation:
                 events = self._history.setdefault(key, events)
         return events
@@ -239,9 +314,7 @@ class LiveCampaign:
 
     # -- what the views call ----------------------------------------------------------------
     def assessor_rounds(self, assessor_id: str) -> list[RoundProgress]:
-        round_ids = self._store(lambda s: [r[0] for r in s.con.execute(
-            "SELECT DISTINCT round_id FROM assignments WHERE assessor_id = ? ORDER BY 1",
-            [assessor_id]).fetchall()])
+        round_ids = self._rounds_of(assessor_id)
         if any(v is None or v.rnd.adaptive for v in map(self._round, round_ids)):
             return self._store(campaign.assessor_rounds, assessor_id)
         out = []
@@ -249,7 +322,8 @@ class LiveCampaign:
             view = self._round(round_id)
             assert view is not None
             topics = []
-            queries = sorted(view.whole.get(assessor_id, set()) | set(view.overlap.get(assessor_id, {})))
+            queries = in_topic_order(view.whole.get(assessor_id, set())
+                                     | set(view.overlap.get(assessor_id, {})))
             for q in queries:
                 docs = view.docs_for(assessor_id, "assessor", q) or []
                 mine = self._mine(round_id, assessor_id, q)
@@ -297,6 +371,7 @@ class LiveCampaign:
               grade: object, submission_id: object, seconds: object = None,
               note: object = None) -> Stored | None:
         """Record one judgment, acknowledged once committed; a repeated submission id is a no-op."""
+        campaign.storable(round_id=round_id, query_id=query_id, doc_id=doc_id, note=note)
         view = self._round(round_id)
         if view is None:
             return None
@@ -364,6 +439,20 @@ class LiveCampaign:
             if all(e[0] != seq for e in doc_events):
                 doc_events.append((seq, j.kind, j.grade))
                 doc_events.sort()
+
+
+def _fingerprints(store: Store) -> dict[str, tuple]:
+    """round_id -> the fingerprint of its row, queue and assignments (`_FINGERPRINTS`)."""
+    return {row[0]: row[1:] for row in store.sql("round fingerprints", _FINGERPRINTS).fetchall()}
+
+
+def _load_members(store: Store) -> dict[str, frozenset[str]]:
+    """round_id -> the people with work assigned in it."""
+    members: dict[str, set[str]] = {}
+    for r, a in store.sql("round members", "SELECT DISTINCT round_id, assessor_id "
+                                           "FROM assignments").fetchall():
+        members.setdefault(r, set()).add(a)
+    return {r: frozenset(people) for r, people in members.items()}
 
 
 def _load_round(store: Store, round_id: str) -> _RoundView | None:
@@ -450,10 +539,31 @@ class JudgmentWriter:
                 return
 
     def _write(self, batch: list[tuple[Judgment, Future]]) -> None:
-        """One statement for the batch: rows whose (assessor, submission id) is already stored
-        are skipped by the primary key (`OR IGNORE`), and RETURNING names the rows stored. A
-        skipped row saying the same as the stored one is a retry ('duplicate'); one saying
-        something else is refused with `SubmissionConflict`, never dropped silently."""
+        """Store a batch in one commit. When that commit fails, each submission (with its
+        double clicks) is tried again in a commit of its own: what the store refuses fails
+        alone, and everyone else's judgments are stored and acknowledged as usual."""
+        groups: dict[tuple[str, str], list[tuple[Judgment, Future]]] = {}
+        for item in batch:
+            groups.setdefault((item[0].assessor_id, item[0].submission_id or ""), []).append(item)
+        failure = self._commit(batch)
+        if failure is None:
+            return
+        if len(groups) > 1:
+            for group in groups.values():
+                self._write(group)
+            return
+        _settle([f for _, f in batch], exc=WriteFailed(
+            f"the judgment could not be stored ({str(failure).splitlines()[0][:200]}); nothing "
+            "was stored: send it again in a moment"))
+
+    def _commit(self, batch: list[tuple[Judgment, Future]]) -> Exception | None:
+        """One transaction for the batch, its futures settled once it has committed; the
+        error instead when it failed (then nothing of it was stored, nobody is told yet).
+
+        One statement appends the rows: rows whose (assessor, submission id) is already
+        stored are skipped by the primary key (`OR IGNORE`), and RETURNING names the rows
+        stored. A skipped row saying the same as the stored one is a retry ('duplicate'); one
+        saying something else is refused with `SubmissionConflict`, never dropped silently."""
         cur = self._cursor
         rows: list[Judgment] = []
         first: dict[tuple[str, str], Judgment] = {}
@@ -470,18 +580,20 @@ class JudgmentWriter:
                        j.kind, j.grade if j.kind == "judge" else None, j.seconds, j.note, now,
                        j.probability, j.rationale]
         try:
+            cur.execute("BEGIN TRANSACTION")
             seqs = {(a, s): seq for a, s, seq in cur.execute(
                 "INSERT OR IGNORE INTO judgments (submission_id, round_id, query_id, doc_id, "
                 f"assessor_id, kind, grade, seconds, note, judged_at, probability, rationale) "
                 f"VALUES {values} RETURNING assessor_id, submission_id, seq", params).fetchall()}
             skipped = [k for k in first if k not in seqs]
             stored_before = stored_submissions(cur, skipped)
-        except Exception as exc:  # noqa: BLE001 - every waiting submission learns of it
-            failed = WriteFailed(
-                f"the judgment could not be stored ({str(exc).splitlines()[0][:200]}); nothing "
-                "was stored: send it again in a moment")
-            _settle([f for _, f in batch], exc=failed)
-            return
+            cur.execute("COMMIT")
+        except Exception as exc:  # noqa: BLE001 - the caller decides who learns of it
+            try:
+                cur.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # the failed COMMIT ended the transaction already
+            return exc
         self.commits += 1
         self.written += len(seqs)
         for j in rows:
@@ -500,6 +612,7 @@ class JudgmentWriter:
                 _settle([future], result=Written(None))
             else:
                 _settle([future], exc=conflict(j, before))
+        return None
 
 
 def _settle(futures: list[Future], *, result: Written | None = None, exc: BaseException | None = None) -> None:

@@ -62,13 +62,13 @@ def _overview(store) -> dict:
 
 async def overview(request: Request) -> Response:
     sess = _organiser(request)
-    data = await gate(request).run(_overview)
+    data = await gate(request).read(_overview)  # beside the assessors' work, not before it
     return render(request, "organiser.html", data, sess=sess)
 
 
 async def round_page(request: Request) -> Response:
     sess = _organiser(request)
-    detail = await gate(request).run(campaign.round_detail, request.path_params["round_id"])
+    detail = await gate(request).read(campaign.round_detail, request.path_params["round_id"])
     if detail is None:
         raise not_found()
     return render(request, "organiser_round.html", {"detail": detail}, sess=sess)
@@ -168,6 +168,9 @@ async def new_round(request: Request) -> Response:
     budget = whole_number(body, "budget", low=1, high=MAX_BUDGET)
     stop_after = whole_number(body, "stop_after", low=1, high=MAX_DEPTH)
     seed = whole_number(body, "seed", low=0, high=MAX_SEED, default=0)
+    if not name:  # a round's id names it in every link, command and export
+        return redirect("/organiser", flash="A new round needs a name (its id, e.g. round2); "
+                                            "nothing was pooled.", error=True)
     params = {"depth": str(depth)} if depth and strategy == "depth" else {}
     try:
         summary = await gate(request).run(
@@ -212,7 +215,7 @@ async def qrels_download(request: Request) -> Response:
         store.export_qrels(out, name)
         return out.getvalue()
 
-    text = await gate(request).run(export)
+    text = await gate(request).read(export)
     if text is None:
         raise not_found()
     return _attachment(text.encode(), f"{name}.qrels", "text/plain; charset=utf-8")
@@ -225,7 +228,7 @@ async def history_download(request: Request) -> Response:
     from pooling.judging.judgments import history
 
     _organiser(request)
-    table = await gate(request).run(history)
+    table = await gate(request).read(history)
     out = io.BytesIO()
     pacsv.write_csv(safe_text_columns(table), out)  # a note is never run as a formula
     return _attachment(out.getvalue(), "judgments.csv", "text/csv; charset=utf-8")

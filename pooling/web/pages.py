@@ -6,6 +6,7 @@ indistinguishable, so nothing in it depends on the URL that was asked for.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from http import HTTPStatus
 from pathlib import Path
@@ -13,15 +14,17 @@ from typing import Any
 from urllib.parse import quote
 
 import jinja2
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from pooling.errors import SubmissionConflict
+from pooling.judging.judgments import Judgment
 from pooling.web.bodies import read_json
 from pooling.web.gate import StoreGate
-from pooling.web.live import LiveCampaign
+from pooling.web.live import LiveCampaign, Miss
 from pooling.web.routing import segment
 from pooling.web.sessions import SESSION_COOKIE, Session, SessionSigner, same_token
 from pooling.web.throttle import LoginThrottle, client_address
@@ -63,6 +66,21 @@ def gate(request: Request) -> StoreGate:
 def live(request: Request) -> LiveCampaign:
     """The judging state kept in memory (`pooling.web.live`)."""
     return request.app.state.live
+
+
+async def answer(request: Request, method: str, *args, **kwargs):
+    """Ask the in-memory campaign state (`pooling.web.live`): on the event loop when it can
+    answer from memory, else from a worker thread; a judgment is awaited, not waited for."""
+    state = live(request)
+    try:
+        result = state.cached(getattr(state, method), *args, **kwargs)
+    except Miss:
+        return await run_in_threadpool(getattr(state, method), *args, **kwargs)
+    if isinstance(result, Judgment):
+        # Shielded: a client that gives up does not withdraw a judgment already on its way.
+        written = await asyncio.shield(asyncio.wrap_future(state.writer.submit_future(result)))
+        return state.stored(result, written)
+    return result
 
 
 def signer(request: Request) -> SessionSigner:

@@ -1,5 +1,6 @@
 """What an organiser session's SQL changed, so the judging pages' memory is dropped only when
-it must be: once, after a commit, and only for tables the pages read.
+it must be: once, after a commit, and only for tables the pages read (and, of those, only
+what the tables written hold: `pooling.web.live.LiveCampaign.refresh`).
 
 The judging pages answer from memory (`pooling.web.live`). A CLI command on a served store
 writes through its own session (`pooling.web.store_api`); its changes become visible when its
@@ -103,28 +104,28 @@ def transaction_verb(statement: str) -> str | None:
 
 @dataclass
 class SessionWrites:
-    """One session's uncommitted writes; `ran` says after a statement succeeded whether the
-    judging pages' memory is now out of date."""
+    """One session's uncommitted writes; `ran` says after a statement succeeded which tables
+    the judging pages read it has made visible changes to."""
 
     in_transaction: bool = False
     pending: set[str] = field(default_factory=set)
     pending_everything: bool = False
 
-    def ran(self, statement: str) -> bool:
-        """Account for SQL that ran (one statement or several); True when the pages must
-        forget what they hold."""
+    def ran(self, statement: str) -> frozenset[str] | None:
+        """Account for SQL that ran (one statement or several): the tables read by the pages
+        it changed visibly (committed), empty when none, None when it cannot tell which."""
         items = _parsed(statement)
         if items is None:
             self.pending_everything = True
             return self._flush_unless_in_transaction()
-        stale = False
+        stale: frozenset[str] | None = frozenset()
         for item in items:
             if item.type == duckdb.StatementType.TRANSACTION:
                 verb = transaction_verb(item.query)
                 if verb == "begin":
                     self.in_transaction = True
                 elif verb == "commit":
-                    stale |= self._stale()
+                    stale = _union(stale, self._stale())
                     self.discard()
                 elif verb == "rollback":
                     self.discard()
@@ -134,7 +135,7 @@ class SessionWrites:
                 self.pending_everything = True
             else:
                 self.pending |= target
-            stale |= self._flush_unless_in_transaction()
+            stale = _union(stale, self._flush_unless_in_transaction())
         return stale
 
     def failed(self, statement: str) -> None:
@@ -151,12 +152,17 @@ class SessionWrites:
         self.pending.clear()
         self.pending_everything = False
 
-    def _flush_unless_in_transaction(self) -> bool:
+    def _flush_unless_in_transaction(self) -> frozenset[str] | None:
         if self.in_transaction:
-            return False
+            return frozenset()
         stale = self._stale()  # autocommit: visible now
         self.discard()
         return stale
 
-    def _stale(self) -> bool:
-        return self.pending_everything or bool(self.pending - UNREAD_BY_PAGES)
+    def _stale(self) -> frozenset[str] | None:
+        return EVERYTHING if self.pending_everything else frozenset(self.pending - UNREAD_BY_PAGES)
+
+
+def _union(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    """Tables changed by both (None: which cannot be told)."""
+    return EVERYTHING if a is EVERYTHING or b is EVERYTHING else a | b

@@ -31,7 +31,14 @@ from starlette.routing import Route
 
 from pooling.errors import SubmissionConflict
 from pooling.judging.assessors import authenticate
-from pooling.judging.judgments import KINDS, Judgment, conflict, stored_submissions
+from pooling.judging.judgments import (
+    KINDS,
+    Judgment,
+    conflict,
+    stored_submissions,
+    unstorable,
+    unstorable_text,
+)
 from pooling.store.remote import (
     ARROW_STREAM,
     JUDGMENT_FIELDS,
@@ -69,15 +76,17 @@ class StoreSessions:
     """The open organiser sessions of one server, and the reaper that ends abandoned ones."""
 
     def __init__(self, gate: StoreGate, server_token: str | None, lease: float | None = None,
-                 on_write: Callable[[], None] | None = None, writer: JudgmentWriter | None = None,
+                 on_write: Callable[[frozenset[str] | None], None] | None = None,
+                 writer: JudgmentWriter | None = None,
                  throttle: LoginThrottle | None = None,
                  revoked: Callable[[str, float], bool] | None = None):
-        """on_write: drop what the judging pages hold (after a commit that changed it);
+        """on_write(tables): drop what the judging pages hold of `tables` (after a commit
+        that changed them; None: it cannot be told which);
         writer: the server's one judgment writer, which organiser tools' judgments join;
         throttle: failed logins per address; revoked(who, since): whether the access of the
         person a session belongs to was revoked after the session opened."""
         self.gate = gate
-        self.on_write = on_write or (lambda: None)
+        self.on_write = on_write or (lambda tables: None)
         self.writer = writer
         self.throttle = throttle or LoginThrottle()
         self.revoked = revoked or (lambda who, since: False)
@@ -104,7 +113,7 @@ class StoreSessions:
                                 "seconds", headers={"Retry-After": str(wait)})
         if self._server_hash and hmac.compare_digest(_hash(token), self._server_hash):
             return "server-token"
-        person = self.gate.run_sync(authenticate, token)
+        person = self.gate.read_sync(authenticate, token)
         if person is None:
             self.throttle.failed(address)
             raise _Refused(401, "unknown token; check --token (or $POOLING_TOKEN)")
@@ -264,6 +273,10 @@ def _statement(body: Any) -> tuple[str, Any, int, bool]:
         params = [_params(r) for r in rows]
     else:
         params = _params(body.get("params"))
+    # Text the store cannot hold would fail deep inside DuckDB's binding, as a server error.
+    why = unstorable(body["sql"], "the SQL") or unstorable(params, "the parameters")
+    if why:
+        raise ValueError(why)
     return body["sql"], params, batch_rows, many
 
 
@@ -276,7 +289,7 @@ def _params(data: Any) -> Any:
 
 
 def _run(session: _Session, query: str, params, batch_rows: int,
-         on_write: Callable[[], None], many: bool = False) -> bytes:
+         on_write: Callable[[frozenset[str] | None], None], many: bool = False) -> bytes:
     with session.lock:
         session.last_seen = time.monotonic()
         try:
@@ -291,8 +304,9 @@ def _run(session: _Session, query: str, params, batch_rows: int,
         except Exception:
             session.writes.failed(query)
             raise
-        if session.writes.ran(query):
-            on_write()  # a commit made what the judging pages keep in memory out of date
+        stale = session.writes.ran(query)
+        if stale is None or stale:
+            on_write(stale)  # a commit changed tables the judging pages read (None: any)
         session.last_seen = time.monotonic()
         return data
 
@@ -383,6 +397,9 @@ def _judgments_of(data: bytes) -> list[Judgment]:
             raise ValueError(f"judgment {n}: kind must be one of {', '.join(KINDS)}, got {j.kind!r}")
         if j.kind == "judge" and j.grade is None:
             raise ValueError(f"judgment {n} has no grade")
+        why = unstorable_text(j)
+        if why:
+            raise ValueError(f"judgment {n}: {why}")
     return items
 
 

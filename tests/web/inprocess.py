@@ -67,3 +67,43 @@ def store_api_app(app: PoolingApp):
     while not hasattr(inner, "routes"):
         inner = inner.app
     return inner
+
+
+@contextmanager
+def serving(app: PoolingApp, store_path: Path) -> Iterator[str]:
+    """The app served over loopback by uvicorn in a thread of this process, announced beside
+    the store as `pooling serve` announces itself (its URL, and its organiser token), so that
+    `pooling` commands in other processes reach the store through it. Yields the URL."""
+    import json
+    import os
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from pooling.store.core import SERVER_FILE_SUFFIX
+    from pooling.store.remote import token_file
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    marker = store_path.with_name(store_path.name + SERVER_FILE_SUFFIX)
+    try:
+        deadline = time.monotonic() + 60
+        while not server.started:  # uvicorn's own flag: set once it listens
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the server thread did not start")
+            time.sleep(0.01)
+        token_file(store_path).write_text(SERVER_TOKEN + "\n")
+        marker.write_text(json.dumps({"pid": os.getpid(), "url": url}) + "\n")
+        yield url
+    finally:
+        marker.unlink(missing_ok=True)
+        token_file(store_path).unlink(missing_ok=True)
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()

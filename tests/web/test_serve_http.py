@@ -96,7 +96,7 @@ def test_a_retried_submission_is_stored_once_and_undo_is_a_retract(campaign, ser
                        headers={"X-CSRF-Token": csrf})
     assert nothing.status_code == 409
     bad = _judge(ann, csrf, "r1", "1", "d1", grade=7, sid="y" * 20)
-    assert bad.status_code == 400 and "grade" in bad.json()["error"]
+    assert bad.status_code == 422 and "grade" in bad.json()["error"]  # as the JSON API answers
     server.stop()
     with Store(campaign.path, read_only=True) as s:
         rows = history(s).to_pylist()

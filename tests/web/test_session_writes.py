@@ -34,21 +34,24 @@ def test_a_statement_whose_target_cannot_be_told_counts_as_writing_everything():
     assert tables_written("this is not sql") is None
 
 
+NOTHING = frozenset()
+
+
 def test_writes_in_a_transaction_count_at_commit_only():
     writes = SessionWrites()
-    assert writes.ran("BEGIN") is False
-    assert writes.ran("INSERT INTO judgments VALUES (1)") is False
-    assert writes.ran("INSERT INTO rounds VALUES (1)") is False
-    assert writes.ran("COMMIT") is True
-    assert writes.ran("INSERT INTO judgments VALUES (1)") is True  # autocommit: visible now
+    assert writes.ran("BEGIN") == NOTHING
+    assert writes.ran("INSERT INTO judgments VALUES (1)") == NOTHING
+    assert writes.ran("INSERT INTO rounds VALUES (1)") == NOTHING
+    assert writes.ran("COMMIT") == {"judgments", "rounds"}
+    assert writes.ran("INSERT INTO judgments VALUES (1)") == {"judgments"}  # autocommit: visible now
 
 
 def test_a_rolled_back_transaction_changes_nothing_the_pages_hold():
     writes = SessionWrites()
     writes.ran("BEGIN TRANSACTION")
     writes.ran("INSERT INTO assignments VALUES (1)")
-    assert writes.ran("ROLLBACK") is False
-    assert writes.ran("COMMIT") is False
+    assert writes.ran("ROLLBACK") == NOTHING
+    assert writes.ran("COMMIT") == NOTHING
 
 
 def test_commits_to_tables_the_pages_never_read_keep_their_memory():
@@ -56,8 +59,8 @@ def test_commits_to_tables_the_pages_never_read_keep_their_memory():
     for table in ("judge_calls", "eval_results", "run_results", "qrels"):
         writes.ran("BEGIN")
         writes.ran(f"INSERT INTO {table} VALUES (1)")
-        assert writes.ran("COMMIT") is False
-    assert writes.ran("INSERT INTO judge_calls VALUES (1)") is False
+        assert writes.ran("COMMIT") == NOTHING
+    assert writes.ran("INSERT INTO judge_calls VALUES (1)") == NOTHING
 
 
 def test_the_server_drops_the_pages_memory_once_per_commit_that_changed_what_they_read():
@@ -67,7 +70,7 @@ def test_the_server_drops_the_pages_memory_once_per_commit_that_changed_what_the
     dropped: list[str] = []
 
     def run(sql: str, many: bool = False, params=None) -> None:
-        _run(session, sql, params, 1024, lambda: dropped.append(sql), many)
+        _run(session, sql, params, 1024, lambda tables: dropped.append(sql), many)
 
     run("BEGIN")
     run("INSERT INTO judge_calls VALUES (1)")
@@ -86,17 +89,18 @@ def test_the_server_drops_the_pages_memory_once_per_commit_that_changed_what_the
 
 def test_several_statements_in_one_text_are_each_accounted_for():
     writes = SessionWrites()
-    assert writes.ran("BEGIN; INSERT INTO judge_calls VALUES (1); COMMIT") is False
+    assert writes.ran("BEGIN; INSERT INTO judge_calls VALUES (1); COMMIT") == NOTHING
     assert writes.in_transaction is False
-    assert writes.ran("UPDATE assessors SET name = 'x'") is True  # autocommit, seen at once
-    assert writes.ran("BEGIN; INSERT INTO judgments VALUES (1); COMMIT") is True
+    assert writes.ran("UPDATE assessors SET name = 'x'") == {"assessors"}  # autocommit, seen at once
+    assert writes.ran("BEGIN; INSERT INTO judgments VALUES (1); COMMIT") == {"judgments"}
+    assert writes.ran("BEGIN; VACUUM; COMMIT") is None  # which tables: cannot be told
 
 
 def test_comments_and_string_values_do_not_fool_the_accounting():
     writes = SessionWrites()
     writes.ran("BEGIN")
     writes.ran("INSERT INTO rounds VALUES (1)")
-    assert writes.ran("/* done */ COMMIT") is True
+    assert writes.ran("/* done */ COMMIT") == {"rounds"}
     assert tables_written("UPDATE assessors SET name = 'INSERT INTO runs'") == {"assessors"}
     assert tables_written("COPY (SELECT * FROM judgments) TO 'out.csv'") == frozenset()
 
@@ -109,7 +113,7 @@ def test_a_commit_that_fails_ends_the_transaction():
     dropped: list[str] = []
 
     def run(sql: str) -> None:
-        _run(session, sql, None, 1024, lambda: dropped.append(sql))
+        _run(session, sql, None, 1024, lambda tables: dropped.append(sql))
 
     run("BEGIN")
     run("INSERT INTO t VALUES (1)")
