@@ -406,7 +406,9 @@ async def organiser(store: Path, late: Path, name: str, delay: float, work: Orga
     """After `delay` seconds, a leaderboard and the import of a big late run, as subprocesses."""
     await asyncio.sleep(delay)
     for label, args in (("leaderboard", ["leaderboard", str(store), "--qrels", "truth", "-m", "map"]),
-                        (f"import runs {late.stem.removeprefix('late-')}", ["import", "runs", str(store), str(late), "--name", name])):
+                        # --allow-copy: each phase imports the same late file under its own name
+                        (f"import runs {late.stem.removeprefix('late-')}",
+                         ["import", "runs", str(store), str(late), "--name", name, "--allow-copy"])):
         t0 = time.perf_counter()
         done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "pooling", *args],
                                        capture_output=True, text=True, cwd=ROOT)

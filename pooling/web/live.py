@@ -164,7 +164,10 @@ class LiveCampaign:
             everything = tables is None or bool(tables - HELD_TABLES - NOT_HELD_TABLES)
             changed: set[str] = set()
             if everything or tables & ROUND_TABLES:
-                now = self.gate.run_sync(_fingerprints)
+                try:
+                    now = self.gate.run_sync(_fingerprints)
+                except PoolingError:  # cannot tell which rounds changed: all of them did
+                    now, everything = {}, True
                 changed = {r for r in now.keys() | self._fingerprints.keys()
                            if now.get(r) != self._fingerprints.get(r)}
                 self._fingerprints = now
@@ -557,13 +560,14 @@ class JudgmentWriter:
             "was stored: send it again in a moment"))
 
     def _commit(self, batch: list[tuple[Judgment, Future]]) -> Exception | None:
-        """One transaction for the batch, its futures settled once it has committed; the
-        error instead when it failed (then nothing of it was stored, nobody is told yet).
+        """One statement (one commit) for the batch, its futures settled once committed; the
+        error instead when it failed (then nothing of it was stored, and nobody is told yet).
 
-        One statement appends the rows: rows whose (assessor, submission id) is already
-        stored are skipped by the primary key (`OR IGNORE`), and RETURNING names the rows
-        stored. A skipped row saying the same as the stored one is a retry ('duplicate'); one
-        saying something else is refused with `SubmissionConflict`, never dropped silently."""
+        Rows whose (assessor, submission id) is already stored are skipped by the primary key
+        (`OR IGNORE`), and RETURNING names the rows stored. A skipped row saying the same as
+        the stored one is a retry ('duplicate'); one saying something else is refused with
+        `SubmissionConflict`, never dropped silently. (One statement, not BEGIN ... COMMIT:
+        each further call waits for the interpreter lock the event loop holds under load.)"""
         cur = self._cursor
         rows: list[Judgment] = []
         first: dict[tuple[str, str], Judgment] = {}
@@ -580,19 +584,11 @@ class JudgmentWriter:
                        j.kind, j.grade if j.kind == "judge" else None, j.seconds, j.note, now,
                        j.probability, j.rationale]
         try:
-            cur.execute("BEGIN TRANSACTION")
             seqs = {(a, s): seq for a, s, seq in cur.execute(
                 "INSERT OR IGNORE INTO judgments (submission_id, round_id, query_id, doc_id, "
                 f"assessor_id, kind, grade, seconds, note, judged_at, probability, rationale) "
                 f"VALUES {values} RETURNING assessor_id, submission_id, seq", params).fetchall()}
-            skipped = [k for k in first if k not in seqs]
-            stored_before = stored_submissions(cur, skipped)
-            cur.execute("COMMIT")
         except Exception as exc:  # noqa: BLE001 - the caller decides who learns of it
-            try:
-                cur.execute("ROLLBACK")
-            except duckdb.Error:
-                pass  # the failed COMMIT ended the transaction already
             return exc
         self.commits += 1
         self.written += len(seqs)
@@ -600,12 +596,22 @@ class JudgmentWriter:
             key = (j.assessor_id, j.submission_id or "")
             if key in seqs:
                 self.on_stored(j, seqs[key])
+        skipped = [k for k in first if k not in seqs]
+        try:
+            stored_before, unread = stored_submissions(cur, skipped), None
+        except Exception as exc:  # noqa: BLE001 - only the skipped ones are left unanswered
+            stored_before, unread = {}, WriteFailed(
+                f"whether the judgment was stored already could not be read "
+                f"({str(exc).splitlines()[0][:200]}): send it again in a moment")
         claimed: set[tuple[str, str]] = set()
         for j, future in batch:
             key = (j.assessor_id, j.submission_id or "")
             if key in seqs and key not in claimed and first[key] is j:
                 claimed.add(key)
                 _settle([future], result=Written(seqs[key]))
+                continue
+            if unread is not None and key not in seqs:
+                _settle([future], exc=unread)
                 continue
             before = stored_before.get(key) or first[key].content()
             if j.same_as(before):

@@ -105,8 +105,8 @@ UNAUTHORIZED = _json("No `Authorization: Bearer` token, or an unknown one.", _ER
 NOT_FOUND = _json("No such item, or not the caller's: both answer the same.", _ERROR)
 CONFLICT = _json("The caller sent this submission id before with other content; nothing "
                  "was stored now. Send a new judgment with a fresh id.", _ref("SubmissionConflict"))
-UNPROCESSABLE = _json("The body is not the JSON object expected, or a value is out of range.",
-                      _ERROR)
+UNPROCESSABLE = _json("The body is not the JSON object expected, a value is out of range, or "
+                      "a text holds what cannot be stored (a lone surrogate).", _ERROR)
 TOO_LARGE = _json("The body is larger than 1 MB.", _ERROR)
 TOO_MANY = _json("Too many unknown tokens from the caller's address lately: wait the "
                  "Retry-After header's seconds.", _ERROR)
