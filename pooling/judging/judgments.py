@@ -109,23 +109,39 @@ def unstorable(value: object, name: str) -> str | None:
     sender's such text is refused alone instead of failing a commit shared with others. Lists
     and dicts (e.g. bound parameters) are checked item by item. NUL is text the store keeps.
     """
+    found = _lone_surrogate(value)
+    if found is None:
+        return None
+    where, text, at = found
+    return (f"{name}{where} holds a lone surrogate (U+{ord(text[at]):04X} at character {at + 1}), "
+            "which is not text that can be stored; send UTF-8 text (in JSON, a character "
+            "outside the BMP needs both halves of its \\u pair)")
+
+
+def _lone_surrogate(value: object) -> tuple[str, str, int] | None:
+    """(where in `value`, the text, the offset) of the first lone surrogate, or None."""
     if isinstance(value, str):
         if value.isascii():
             return None
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
-            return (f"{name} holds a lone surrogate (U+{ord(value[exc.start]):04X} at character "
-                    f"{exc.start + 1}), which is not text that can be stored; send UTF-8 text "
-                    "(in JSON, a character outside the BMP needs both halves of its \\u pair)")
+            return "", value, exc.start
         return None
     if isinstance(value, (list, tuple)):
-        return next((why for i, item in enumerate(value)
-                     if (why := unstorable(item, f"{name}[{i + 1}]"))), None)
-    if isinstance(value, dict):
-        return next((why for key, item in value.items()
-                     if (why := unstorable(key, f"a key of {name}") or unstorable(item, f"{name}.{key}"))),
-                    None)
+        for i, item in enumerate(value):
+            if not (item is None or isinstance(item, (int, float))):
+                found = _lone_surrogate(item)
+                if found is not None:
+                    return f"[{i + 1}]{found[0]}", found[1], found[2]
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            found = _lone_surrogate(key)
+            if found is not None:
+                return f" (a key){found[0]}", found[1], found[2]
+            found = _lone_surrogate(item)
+            if found is not None:
+                return f".{key}{found[0]}", found[1], found[2]
     return None
 
 
