@@ -33,6 +33,7 @@ from pooling.formats.source import (
 from pooling.judging.history import Judgment, assigned_items, effective_judgments
 from pooling.judging.judgments import ROWS_VIEW, not_assigned, off_scale, refused_lines
 from pooling.judging.rounds import Round, get_round
+from pooling.judging.storable import unstorable
 from pooling.store.core import Store, utcnow
 
 BATCH_COLUMNS = ["round_id", "query_id", "doc_id", "position", "topic_title", "topic_description",
@@ -140,6 +141,11 @@ def read_batch(path: str | Path, rnd: Round, assessor_id: str) -> BatchRows:
             continue
         q, d = str(row.get("query_id") or ""), str(row.get("doc_id") or "")
         note = (row.get("note") or None) and str(row.get("note"))
+        why = next((w for field, value in (("query_id", q), ("doc_id", d), ("note", note))
+                    if (w := unstorable(value, field))), None)
+        if why:
+            out.problems.append(Problem(source, line, why))
+            continue
         sid = hashlib.sha256(json.dumps([file_sha, rnd.round_id, assessor_id, q, d, grade, note]).encode())
         out.lines.append(line)
         out.judgments.append(Judgment(rnd.round_id, assessor_id, q, d, grade, note=note,

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from pooling.errors import StoreError
 from pooling.judging.history import assigned_items, effective_judgments
+from pooling.judging.storable import unstorable
 from pooling.judging.strategy_inputs import strategy_inputs, triage_topics
 from pooling.store.core import Store, utcnow
 from pooling.strategies import Strategy, TopicRuns, get_strategy, rankings_by_topic, topic_seed
@@ -155,6 +156,12 @@ def create_round(
     order: the runs' order, "score" (trec_eval's: score desc, doc_id desc) or "rank" (the
     submitted rank column, ties by score desc, doc_id desc); recorded with the round.
     """
+    if not isinstance(name, str) or not name.strip() or name != name.strip():
+        raise StoreError(f"a round needs a name without leading or trailing spaces, got {name!r};"
+                         " give one with --round NAME")
+    why = unstorable(name, "the round name")
+    if why:
+        raise StoreError(why)
     if store.one("find round", "SELECT 1 FROM rounds WHERE round_id = ?", [name]):
         raise StoreError(f"round {name!r} already exists; choose another --round name")
     for option, value, low in (("depth", depth, 1), ("budget", budget, 1),

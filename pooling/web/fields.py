@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from starlette.exceptions import HTTPException
 
-from pooling.judging.judgments import unstorable
+from pooling.judging.storable import unstorable
 
 MAX_TEXT = 1_000  # characters of a name, id or rule
 _WHOLE = re.compile(r"[+-]?\d{1,30}")

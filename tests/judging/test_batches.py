@@ -254,3 +254,22 @@ def test_a_later_batch_giving_an_earlier_grade_again_is_stored_not_taken_for_a_r
     assert import_batch(store, "r1", "ann", later) == (0, 2)  # the same file again: a retry
     current = {r["doc_id"]: r["grade"] for r in effective_judgments(store, "r1").to_pylist()}
     assert current == {"d1": 1, "d2": 0}
+
+
+def test_a_note_the_store_cannot_hold_is_refused_at_its_line_and_the_rest_waits(store, tmp_path):
+    batch = tmp_path / "ann.jsonl"
+    batch.write_text(json.dumps({"query_id": "1", "doc_id": "d1", "grade": 1}) + "\n"
+                     + json.dumps({"query_id": "1", "doc_id": "d2", "grade": 0, "note": "bad \udfff"})
+                     + "\n")
+    with pytest.raises(FormatError) as info:
+        import_batch(store, "r1", "ann", batch)
+    assert str(info.value).splitlines()[0] == (
+        f"{batch}:2: note holds a lone surrogate (U+DFFF at character 5), which is not text that "
+        "can be stored; send UTF-8 text (in JSON, a character outside the BMP needs both halves "
+        "of its \\u pair)")
+    assert history(store).num_rows == 0
+    path = store.path
+    store.close()
+    done = _pooling("batch", "import", str(path), "--round", "r1", "--assessor", "ann", str(batch))
+    assert done.returncode == 1 and "internal error" not in done.stderr
+    assert f"{batch}:2: note holds a lone surrogate" in done.stderr

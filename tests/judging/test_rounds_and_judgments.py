@@ -50,6 +50,22 @@ def test_budget_floor_and_duplicate_round_names(store):
         create_round(store, "r1", "depth")
 
 
+@pytest.mark.parametrize("name", ["", "   ", " r2", "r2\t", "r\udfff"])
+def test_a_round_needs_a_name_the_store_can_hold_without_stray_spaces(store, name):
+    with pytest.raises(StoreError, match="round"):
+        create_round(store, name, "depth")
+    assert store.one("n", "SELECT count(*) FROM rounds") == (0,)
+
+
+def test_cli_pool_refuses_an_empty_round_name_in_one_line(store, tmp_path):
+    path = store.path
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "pooling", "pool", str(path), "--round", "",
+                           "--strategy", "depth"], capture_output=True, text=True)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "a round needs a name" in done.stderr
+
+
 def test_tokens_are_shown_once_and_stored_hashed(store):
     new = add_assessor(store, "Ann Lee")
     assert new.assessor_id == "ann-lee" and len(new.token) >= 32
