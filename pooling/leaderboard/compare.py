@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,6 +20,9 @@ from pooling.agreement.rankings import kendall_tau, spearman_rho, tau_ap
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.store.core import Store
+
+if TYPE_CHECKING:
+    from pooling.judging.rounds import Round
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,7 @@ def board_scores(
 def restricted_qrels(store: Store, qrels: str | None, *, depth: int | None = None,
                      round: str | None = None) -> pa.Table:
     """A qrels version cut to a depth-k re-pool of the pooled runs, or to a round's pool."""
-    from pooling.judging.rounds import choose_runs, pool_table
+    from pooling.judging.rounds import choose_runs, get_round, pool_table
     from pooling.leaderboard.pool_bias import ranked_documents
 
     table = store.qrels_table(qrels)
@@ -123,11 +127,22 @@ def restricted_qrels(store: Store, qrels: str | None, *, depth: int | None = Non
         return table
     if round is not None:
         pool = pool_table(store, round)
+        if pool.num_rows == 0:
+            raise LeaderboardError(_empty_pool(get_round(store, round)))
         pool_keys = pc.binary_join_element_wise(pool["query_id"], pool["doc_id"], "\x1f")
     else:
         pool_keys = ranked_documents(store, choose_runs(store, "pooled"), depth)["key"]
     keys = pc.binary_join_element_wise(table["query_id"], table["doc_id"], "\x1f")
     return table.filter(pc.is_in(keys, pc.unique(pool_keys)))
+
+
+def _empty_pool(rnd: Round) -> str:
+    """Why a round's pool cuts every qrels row, and what to do next."""
+    if rnd.adaptive:
+        return (f"round {rnd.round_id} is adaptive ({rnd.strategy}) and has chosen no document "
+                "yet: its pool is the documents chosen as people or judges work it; judge some "
+                "(pooling judge or pooling serve), or cut with --depth instead")
+    return f"round {rnd.round_id} has an empty pool; nothing would be left of the qrels"
 
 
 def compare_leaderboards(

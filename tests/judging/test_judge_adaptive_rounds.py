@@ -22,6 +22,7 @@ from pooling.judging.judges import add_judge, judge_round
 from pooling.judging.judgments import Judgment, record
 from pooling.judging.rounds import create_round, get_round, pool_table, topic_rankings
 from pooling.judging.rules import round_agreement
+from pooling.leaderboard.compare import restricted_qrels
 from pooling.store import Store
 from pooling.strategies import topic_seed
 
@@ -297,6 +298,25 @@ def test_agreement_and_adjudication_of_an_adaptive_round_say_why_no_pair_is_judg
         "no disagreements in round live: no pair is judged by two or more assessors yet (round "
         "live is adaptive, so each document it chooses goes to one assessor; assign a static "
         "round with --overlap to have documents judged twice)")
+
+
+def test_compare_cut_to_an_adaptive_round_that_chose_nothing_says_so_then_cuts_to_its_choices(tmp_path):
+    path = build(tmp_path, budget=2)
+    qrels = tmp_path / "truth.qrels"
+    qrels.write_text("".join(f"{q} 0 q{q}d{i:02d} {int(about(q, i))}\n" for q in TOPICS
+                             for i in range(DOCS)))
+    with Store(path) as s:
+        s.import_qrels(qrels, name="truth")
+    empty = pooling("compare", path, "-m", "P_5", "--depth", "3", "--round", "live", check=False)
+    assert empty.returncode == 1
+    assert ("round live is adaptive (mixfuse) and has chosen no document yet: its pool is the "
+            "documents chosen as people or judges work it") in empty.stderr
+    assert "shares no topic" not in empty.stderr
+    pooling("judge", path, "--judge", "words", "--round", "live")
+    with Store(path) as s:
+        cut = restricted_qrels(s, "truth", round="live")
+        assert sorted(zip(cut["query_id"].to_pylist(), cut["doc_id"].to_pylist(), strict=True)) == [
+            ("1", "q1d10"), ("1", "q1d11"), ("2", "q2d10"), ("2", "q2d11")]
 
 
 # -- a round's scale against the store's qrels ------------------------------------------------
