@@ -78,7 +78,7 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "500always":
             return self.send(500, '{"error": {"message": "model crashed"}}')
         if mode == "hang":
-            time.sleep(5)
+            time.sleep(120)
         if mode == "echo401":  # a careless server that echoes the credentials it was sent
             return self.send(401, json.dumps({"error": {
                 "message": f"bad key {self.headers.get('Authorization')}"}}))

@@ -27,7 +27,7 @@ def main() -> None:
             starts.write("started\n")
     print("judge program ready", file=sys.stderr, flush=True)
     if args.deaf:
-        time.sleep(30)
+        time.sleep(120)
     for line in sys.stdin:
         request = json.loads(line)
         doc_id = request["doc_id"]
@@ -41,7 +41,7 @@ def main() -> None:
             print("loading weights... 100%", flush=True)
             continue
         if doc_id in args.hang_on:
-            time.sleep(30)
+            time.sleep(120)
         if doc_id in args.wrong_type_on:
             reply["grade"] = "high"
         if doc_id in args.bad_probability_on:

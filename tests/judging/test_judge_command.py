@@ -77,24 +77,24 @@ def test_garbage_output_fails_its_pair_with_the_line_and_restarts(tmp_path):
 
 def test_a_hanging_program_is_stopped_after_the_timeout(tmp_path):
     start = time.monotonic()
-    verdicts, started = run(tmp_path, "--hang-on", "dd2", timeout=1)
+    verdicts, started = run(tmp_path, "--hang-on", "dd2", timeout=5)
     assert [v.status for v in verdicts] == ["ok", "failed", "ok", "ok", "ok", "ok"]
-    assert "did not reply within 1 s" in verdicts[1].error
+    assert "did not reply within 5 s" in verdicts[1].error
     assert started == 2
-    assert time.monotonic() - start < 10  # the 30 s hang was cut short
+    assert time.monotonic() - start < 100  # the 120 s hang was cut short
 
 
 def test_a_program_that_does_not_read_a_long_request_is_stopped_after_the_timeout(tmp_path):
     starts = tmp_path / "starts.txt"
-    judge = backend("command", timeout=1, command=shlex.join(
+    judge = backend("command", timeout=5, command=shlex.join(
         [sys.executable, str(PROGRAM), "--deaf", "--starts", str(starts)]))
     long = Pair("q1", "d1", "wing flutter", None, None, None, "flutter " * 200_000)
     start = time.monotonic()
     verdicts = list(judge.judge([long]))
     judge.close()
     assert verdicts[0].status == "failed"
-    assert "did not read the request within 1 s" in verdicts[0].error
-    assert time.monotonic() - start < 10
+    assert "did not read the request within 5 s" in verdicts[0].error
+    assert time.monotonic() - start < 100  # the program sleeps 120 s before it reads
 
 
 def test_a_program_that_breaks_twice_leaves_the_rest_failed_without_sending_them(tmp_path):

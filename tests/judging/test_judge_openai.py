@@ -125,12 +125,12 @@ def test_a_persistent_500_fails_the_pair_after_the_retries_saying_why(server):
 
 def test_a_server_slower_than_the_timeout_is_retried_then_failed(server):
     start = time.monotonic()
-    verdicts = judge(server, [pair("slow", mode="hang")], timeout=0.5, max_retries=1)
+    verdicts = judge(server, [pair("slow", mode="hang")], timeout=3, max_retries=1)
     assert verdicts["slow"].status == "failed"
-    assert "no answer within 0.5 s" in verdicts["slow"].error
+    assert "no answer within 3 s" in verdicts["slow"].error
     assert "2 attempt(s)" in verdicts["slow"].error
     assert server.stats()["requests"]["slow"] == 2
-    assert time.monotonic() - start < 4  # the 5 s hang was not waited out
+    assert time.monotonic() - start < 100  # the 120 s hang was not waited out
 
 
 def test_an_answer_without_a_grade_fails_with_its_text(server):
@@ -170,7 +170,7 @@ def test_the_key_is_sent_but_never_kept_shown_or_logged(server, monkeypatch, cap
     pairs = [pair("ok"), pair("crash", mode="500always"), pair("odd", mode="malformed"),
              pair("echo", mode="echo401"), pair("slow", mode="hang"), pair("html", mode="notjson")]
     judge_ = backend("openai", base_url=server.base_url, model="m", api_key_env="JUDGE_TEST_KEY",
-                     timeout=0.3, max_retries=1, retry_wait=0.01)
+                     timeout=3, max_retries=1, retry_wait=0.01)
     assert KEY not in repr(vars(judge_))
     verdicts = list(judge_.judge(pairs))
     judge_.close()
