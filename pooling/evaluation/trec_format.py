@@ -1,4 +1,4 @@
-"""Rendering results as trec_eval prints them (SEMANTICS.md §6), byte for byte."""
+"""Rendering results as trec_eval prints them, byte for byte (docs/trec_eval-semantics.md#output)."""
 
 # printf-style formatting is deliberate here: `%6.4f` and `%-22s` are trec_eval's own
 # conversions, and Python's `%` rounds exactly as glibc's printf does.

@@ -1,4 +1,6 @@
-"""trec_eval-compatible reading of run and qrels files (SEMANTICS.md §1).
+"""trec_eval-compatible reading of run and qrels files.
+
+The rules: docs/trec_eval-semantics.md#reading-runs-and-qrels.
 
 Runs: whitespace-separated `qid iter docno rank score tag [anything…]`, at least 6 fields,
 blank lines and `#` comment lines skipped, scores read like C `atof`, `-` reads stdin.

@@ -40,7 +40,7 @@ Dialect = Literal["strict", "trec_eval"]
 # Two runs with one name: refuse them, or name runs whose tags collide by their files.
 SameNames = Literal["error", "by_file"]
 # File name endings of run files, dropped (one, in any case) when runs are named by file; the
-# README's --run-names row lists them (tests/formats/test_run_reading.py checks it).
+# --run-names row of docs/store.md lists them (tests/formats/test_run_reading.py checks it).
 RUN_SUFFIXES = (".run", ".runs", ".txt", ".trec", ".res", ".result", ".results", ".out", ".exp",
                 ".tsv")
 

@@ -139,7 +139,8 @@ SPECS: tuple[MeasureSpec, ...] = (
                 user_models.rbp_resid, Params.RBP, "p=0.9", uses_level=False),
     MeasureSpec("unj", "incomplete", "Share of the top k without a judgment (-1 or -2).",
                 incomplete.unjudged, Params.CUTOFFS, "5,10,20", uses_level=False),
-    # ---- beyond trec_eval (SEMANTICS.md §13 and friends): identity is the ir_measures name
+    # ---- beyond trec_eval (docs/trec_eval-semantics.md#measures-beyond-trec_eval):
+    # identity is the ir_measures name
     MeasureSpec("Judged", "incomplete",
                 "Judged share of the top min(k, n) in trec_eval's and the pool's order "
                 "(score ties: doc_id descending).",

@@ -18,7 +18,10 @@ from pooling.errors import MeasureError
 
 
 class Params(Enum):
-    """How a measure's parameter string is read (SEMANTICS.md §7)."""
+    """How a measure's parameter string is read.
+
+    The rules: docs/trec_eval-semantics.md#measure-names-and-parameters.
+    """
 
     NONE = "none"
     CUTOFFS = "cutoffs"  # integer cutoffs: atol, sorted, positive, distinct
@@ -43,7 +46,10 @@ class Kind(Enum):
 
 
 class CutoffError(MeasureError):
-    """A cutoff list trec_eval cannot initialise (exit 2) — see SEMANTICS.md §7."""
+    """A cutoff list trec_eval cannot initialise (exit 2).
+
+    The rules: docs/trec_eval-semantics.md#measure-names-and-parameters.
+    """
 
     exit_code = 2
 

@@ -1,10 +1,11 @@
 """Differential tests: our evaluator against pytrec_eval (trec_eval 9.0.x) on random data.
 
-Compared only where 9 and 10 agree (SEMANTICS.md §10-11): shared topics (`skip`), -l >= 1,
-float32-representable scores, and not iprec_at_recall, 11pt_avg, unj, rbp, relstring or
-custom gains. Generated data has heavy score ties, negative and unjudged grades, topics
-without relevant docs, and runs shorter than the cutoffs. (A topic whose judgments are all
-negative crashes pytrec_eval, so those are left to the golden edge/levels case.)
+Compared only where 9 and 10 agree (docs/trec_eval-semantics.md#trec_eval-9-and-pytrec_eval):
+shared topics (`skip`), -l >= 1, float32-representable scores, and not iprec_at_recall,
+11pt_avg, unj, rbp, relstring or custom gains. Generated data has heavy score ties, negative
+and unjudged grades, topics without relevant docs, and runs shorter than the cutoffs. (A topic
+whose judgments are all negative crashes pytrec_eval, so those are left to the golden
+edge/levels case.)
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Measures beyond trec_eval (SEMANTICS.md §13 and friends), checked on hand-computed values."""
+"""Measures beyond trec_eval, checked on hand-computed values.
+
+The rules: docs/trec_eval-semantics.md#measures-beyond-trec_eval.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Reading runs and qrels the way trec_eval 10.0 does (SEMANTICS.md §1)."""
+"""Reading runs and qrels the way trec_eval 10.0 does.
+
+The rules: docs/trec_eval-semantics.md#reading-runs-and-qrels.
+"""
 
 from __future__ import annotations
 

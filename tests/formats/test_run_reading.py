@@ -143,9 +143,9 @@ def test_every_usual_run_file_ending_is_dropped_from_a_name_by_file(suffix, tmp_
     assert run.run_id == "teamA-run1"
 
 
-def test_the_readme_lists_the_run_suffixes_the_code_drops():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    (row,) = [line for line in readme.splitlines() if line.startswith("| `--run-names tag")]
+def test_the_store_page_lists_the_run_suffixes_the_code_drops():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "store.md").read_text()
+    (row,) = [line for line in page.splitlines() if line.startswith("| `--run-names tag")]
     listed = re.findall(r"`(\.[a-z]+)`", row.split("one run suffix", 1)[1].split("(`", 1)[0])
     assert tuple(listed) == RUN_SUFFIXES
 
