@@ -272,3 +272,18 @@ def test_headings_become_github_anchors():
     assert slug("cal and the learned judge on Cranfield") == "cal-and-the-learned-judge-on-cranfield"
     assert slug("trec_eval 9 and pytrec_eval") == "trec_eval-9-and-pytrec_eval"
     assert slug("Serving: the `pooling serve` app") == "serving-the-pooling-serve-app"
+
+
+def test_every_citation_of_a_docs_page_in_the_code_resolves():
+    """Docstrings and comments that cite a page of the manual (and its heading) reach it."""
+    problems = []
+    for source in [*ROOT.glob("pooling/**/*.py"), *ROOT.glob("tests/**/*.py")]:
+        text = source.read_text(encoding="utf-8")
+        if "SEMANTICS.md" in text and source.name != "test_docs.py":
+            problems.append(f"{source.relative_to(ROOT)} cites SEMANTICS.md, which is not here")
+        for path, anchor in re.findall(r"\b(docs/[\w.-]+\.md)(?:#([\w-]+))?", text):
+            if not (ROOT / path).exists():
+                problems.append(f"{source.relative_to(ROOT)}: no {path}")
+            elif anchor and anchor not in anchors(ROOT / path):
+                problems.append(f"{source.relative_to(ROOT)}: no heading #{anchor} in {path}")
+    assert not problems, "\n".join(problems)

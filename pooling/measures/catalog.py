@@ -1,4 +1,4 @@
-"""The registry as a table, for `pooling measures` and the README (generated, never typed)."""
+"""The registry as a table, for `pooling measures` and docs/evaluation.md (generated, never typed)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def measure_table() -> str:
 
 
 def measure_markdown() -> str:
-    """Markdown table of `measure_rows` (the README's measure table is exactly this)."""
+    """Markdown table of `measure_rows` (docs/evaluation.md's measure table is exactly this)."""
     lines = ["| trec_eval name | ir_measures | parameters | description |", "|---|---|---|---|"]
     for name, ir, params, description in measure_rows():
         cells = [name, f"`{ir}`" if ir else "", params, description]
