@@ -21,7 +21,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from pooling.simulate import depth_pool, load_inputs, parse_strategy, prepare, replay, score
+from pooling.strategies.replays import (
+    depth_pool,
+    load_inputs,
+    parse_strategy,
+    prepare,
+    replay,
+    score,
+)
 
 N_RUNS, N_TOPICS, RUN_DEPTH, COLLECTION, SEED = 100, 50, 1000, 20_000, 20240601
 

@@ -55,8 +55,8 @@ def make(directory: Path, runs: int, topics: int, docs: int, seed: int = 1):
 
 
 def local(qrels, parts):
-    from pooling.engine.evaluation import parquet_run
     from pooling.evaluation import evaluate
+    from pooling.evaluation.distributed import parquet_run
 
     return evaluate(qrels, [parquet_run(p, r) for p, r in parts], MEASURES,
                     missing_topics="zero").runs
@@ -66,7 +66,7 @@ def on_ray(qrels, parts, workers: int):
     """(seconds, runs, tasks, empty-task round trip) with a Ray of `workers` CPUs."""
     import ray
 
-    from pooling.engine.evaluation import _block_size, evaluate_partitions
+    from pooling.evaluation.distributed import block_size, evaluate_partitions
 
     ray.init(num_cpus=workers, include_dashboard=False, _node_ip_address="127.0.0.1",
              log_to_driver=False, logging_level="warning", configure_logging=False)
@@ -79,7 +79,7 @@ def on_ray(qrels, parts, workers: int):
         start = time.perf_counter()
         runs = list(evaluate_partitions(qrels, parts, MEASURES, {"missing_topics": "zero"}))
         seconds = time.perf_counter() - start
-        tasks = -(-len(parts) // _block_size(len(parts), workers))
+        tasks = -(-len(parts) // block_size(len(parts), workers))
     finally:
         ray.shutdown()
     return seconds, runs, tasks, empty

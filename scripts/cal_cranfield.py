@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 import pyarrow as pa  # noqa: E402
 
 from pooling.judging.backends.learned import cross_validated  # noqa: E402
-from pooling.simulate import (  # noqa: E402
+from pooling.strategies.replays import (  # noqa: E402
     ReplayData,
     load_inputs,
     parse_strategy,

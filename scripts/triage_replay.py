@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Triage replayed on real label sets: the share of each judge's errors people catch after
 reviewing 10%, 20%, ... of the pairs in triage order (`pooling simulate-triage`,
-`pooling.triage_replay`), beside random order (its exact expectation) and the best order.
+`pooling.strategies.replays.triage`), beside random order (its exact expectation) and the best order.
 
 No LLM-judge label set ships with the shared data, so these are the real label sets at hand:
 1. TREC 2010 Relevance Feedback crowd labels against NIST's gold grade, on the pairs NIST
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from pooling.triage_replay import triage_replay  # noqa: E402
+from pooling.strategies.replays.triage import triage_replay  # noqa: E402
 
 WORD_JUDGE = ROOT / "tests" / "judging" / "word_judge.py"
 POOL_DEPTH = 20
@@ -76,7 +76,7 @@ def cranfield(shared: Path, workdir: Path) -> tuple[dict[str, pa.Table], pa.Tabl
     from sklearn.model_selection import StratifiedKFold
 
     from pooling.judging.backends.learned import SEED, document_text, model
-    from pooling.simulate import depth_pool, load_inputs, read_texts
+    from pooling.strategies.replays import depth_pool, load_inputs, read_texts
 
     runs_dir = workdir / "cranfield-runs"
     if not (runs_dir / "DONE").exists():

@@ -38,7 +38,8 @@ from statistics import fmean
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pooling.simulate import (  # noqa: E402
+from pooling.strategies import DEFAULT_STRATEGY  # noqa: E402
+from pooling.strategies.replays import (  # noqa: E402
     ReplayData,
     found_share,
     load_inputs,
@@ -47,7 +48,6 @@ from pooling.simulate import (  # noqa: E402
     prepare,
     replay,
 )
-from pooling.strategies import DEFAULT_STRATEGY  # noqa: E402
 
 BUDGETS = (10, 20, 50, 100)
 GRID: dict[str, dict[str, tuple]] = {  # strategy -> parameter -> values (first: the default)

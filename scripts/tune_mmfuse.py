@@ -24,7 +24,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from pooling.simulate import (
+from pooling.strategies.replays import (
     ReplayData,
     bootstrap_tau,
     load_inputs,

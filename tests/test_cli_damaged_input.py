@@ -132,7 +132,7 @@ def test_an_eof_error_out_of_a_command_is_an_error_not_an_abort(work, monkeypatc
         raise EOFError("Compressed file ended before the end-of-stream marker was reached")
 
     monkeypatch.setattr(trec_input, "load_qrels", ended)
-    monkeypatch.setattr("pooling.evaluation.engine.load_qrels", ended)
+    monkeypatch.setattr("pooling.evaluation.inputs.load_qrels", ended)
     code, err = run_cli(["eval", str(work / "qrels.txt"), str(work / "run.txt")], monkeypatch,
                         capsys)
     assert code == 1

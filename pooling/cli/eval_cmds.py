@@ -203,7 +203,7 @@ def _write(result, output_format: OutputFormat, per_query: bool, output: Path | 
 @contextmanager
 def _topic_map_hint(wanted: bool):
     """Missing topics often mean ids written two ways: say how to map them."""
-    from pooling.evaluation.engine import NoTopicsError
+    from pooling.evaluation.results import NoTopicsError
     from pooling.evaluation.topics import MissingTopicsError
 
     try:

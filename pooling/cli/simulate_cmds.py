@@ -84,7 +84,7 @@ def simulate_command(
     """Replay pooling strategies against existing qrels and report, per strategy and budget,
     documents judged, relevant found, the share of the depth pool's relevant documents found,
     and Kendall's tau / tau_ap of the run ranking (MAP) against the full depth pool's."""
-    from pooling import simulate as sim
+    from pooling.strategies import replays as sim
 
     reading = run_reading(dedupe, run_names, meta, split_by_tag, topic_map)
     inputs = sim.read_inputs(qrels, runs, reading)
@@ -94,7 +94,7 @@ def simulate_command(
     specs = [sim.parse_strategy(s) for s in strategy]
     if leave_one_out is not None:
         if engine is EngineOpt.ray:
-            from pooling.engine import EngineError
+            from pooling.runner import EngineError
 
             raise EngineError("--leave-one-out runs on the local engine only; leave out --engine ray")
         table = sim.leave_one_out(data, specs, budget, by=leave_one_out.value, seed=seed, floor=floor,
@@ -170,8 +170,9 @@ def simulate_triage_command(
     A pair counts when every judge graded it and the truth grades it (see --unjudged). Ties in
     triage order are taken in random order too, as an expected value.
     """
+    from pooling.agreement.triage import store_triage_replay
     from pooling.errors import PoolingError
-    from pooling.triage_replay import store_triage_replay, triage_replay
+    from pooling.strategies.replays.triage import triage_replay
 
     try:
         percents = [float(p) for p in shares.split(",") if p.strip()]

@@ -1,4 +1,5 @@
-"""`evaluate`: qrels + runs + measures -> per-topic values and means, trec_eval 10.0 exact.
+"""The evaluator: qrels + runs + parsed measures -> per-topic values and means, in this
+process, trec_eval 10.0 exact (`pooling.evaluation.entry.evaluate` is the entry point).
 
 Inputs are converted once into canonical Arrow tables (qrels: query_id, doc_id, relevance;
 run: query_id, doc_id, score[, tag]); the qrels are prepared once and shared by every run.
@@ -8,8 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,15 @@ import pyarrow as pa
 from pooling.errors import EvaluationError
 from pooling.evaluation import kernel
 from pooling.evaluation.ahead import Ahead
+from pooling.evaluation.inputs import (
+    QrelsInput,
+    RunInput,
+    RunStream,
+    qrels_table,
+    run_at,
+    run_list,
+    with_columns,
+)
 from pooling.evaluation.qrels_index import QrelsIndex
 from pooling.evaluation.ranking import (
     Ranking,
@@ -26,38 +35,13 @@ from pooling.evaluation.ranking import (
     keep_judged,
     kernel_ranking,
 )
+from pooling.evaluation.results import Column, Evaluation, NoTopicsError, RunEvaluation
 from pooling.evaluation.topics import MissingTopics, TopicPlan, candidate_topics, plan_topics
-from pooling.evaluation.trec_input import (
-    RunReader,
-    TrecRun,
-    bom_warning,
-    load_qrels,
-    read_run,
-)
+from pooling.evaluation.trec_input import RunReader, bom_warning, read_run
 from pooling.evaluation.zscores import ZScores
 from pooling.formats.source import display_name
-from pooling.measures import Kind, Measure, parse_measures
+from pooling.measures import Kind, Measure
 from pooling.measures.context import MIN_GEO_MEAN, Context
-from pooling.measures.registry import ORDER
-
-
-@dataclass(frozen=True)
-class RunStream:
-    """A run arriving as Arrow batches (query_id, doc_id, score), e.g. out of a store.
-
-    Each batch is scanned while the next one is read. `rows` is the run's length, so the
-    scan sizes its arrays once.
-    """
-
-    batches: Callable[[], Iterator[pa.RecordBatch | pa.Table]]
-    rows: int
-    run_id: str
-    source: str
-    unique: bool = False  # no doc_id twice in a topic (a stored run): no duplicate check
-
-
-QrelsInput = str | os.PathLike[str] | pa.Table | Any  # paths, Arrow tables, DataFrames
-RunInput = str | os.PathLike[str] | pa.Table | TrecRun | RunStream | Any
 
 # trec_eval -c zeroes these for topics missing from the run (by exact name, trec_eval.c:416-431);
 # fallout would count trec_eval's dummy document as a retrieved non-relevant one, so it joins them.
@@ -66,189 +50,6 @@ _RESET_BARE = {"utility", "relstring"}
 # A run this long hands Arrow's freed memory back before it is ranked (the memory peak);
 # for smaller runs that costs more time than it saves memory.
 _RELEASE_ROWS = 2_000_000
-
-
-# A schema, not an empty table: building tables at import time loads pandas (slow start-up).
-_PER_QUERY_SCHEMA = pa.schema(
-    [("run_id", pa.string()), ("query_id", pa.string()), ("measure", pa.string()),
-     ("value", pa.float64())]
-)
-
-
-class NoTopicsError(EvaluationError):
-    """Nothing to evaluate: the run and the qrels share no topic (trec_eval 9 exits 7)."""
-
-    exit_code = 7
-
-
-@dataclass(frozen=True)
-class Column:
-    """One output value: its name (`P_5`), how it prints/averages, and its measure."""
-
-    name: str
-    kind: Kind
-    measure: Measure
-
-
-@dataclass
-class RunEvaluation:
-    """One run's values: per topic (evaluated topics, strcmp order) and the summary `all`.
-
-    missing_query_ids: evaluated topics the run has no lines for (scored 0 under "zero").
-    """
-
-    run_id: str
-    query_ids: list[str]
-    columns: list[Column]
-    per_query: dict[str, np.ndarray]
-    summary: dict[str, Any]
-    missing_query_ids: list[str] = field(default_factory=list)
-    zscores: bool = False  # values are z-scores (-Z): printed as `Zname`, all as %6.4f
-
-
-@dataclass
-class Evaluation:
-    """Results of `evaluate`: one RunEvaluation per run, plus the settings used."""
-
-    runs: list[RunEvaluation]
-    measures: list[Measure]
-    missing_topics: str
-    relevance_level: int
-    max_docs: int | None
-    columns: list[Column] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # about the inputs (e.g. a BOM)
-
-    @property
-    def per_query(self) -> pa.Table:
-        """Tidy numeric values, topic by topic: run_id, query_id, measure, value (float64)."""
-        parts = []
-        for run in self.runs:
-            cols = [c.name for c in run.columns if c.kind in (Kind.FLOAT, Kind.COUNT)]
-            T = len(run.query_ids)
-            matrix = np.column_stack(
-                [np.asarray(run.per_query[c], dtype=np.float64) for c in cols]
-            ) if cols else np.empty((T, 0))
-            names = [("Z" + c if run.zscores else c) for c in cols]
-            parts.append(
-                pa.table(
-                    {
-                        "run_id": pa.array([run.run_id] * (T * len(cols)), pa.string()),
-                        "query_id": pa.array(np.repeat(run.query_ids, len(cols)), pa.string()),
-                        "measure": pa.array(names * T, pa.string()),
-                        "value": pa.array(matrix.ravel(), pa.float64()),
-                    }
-                )
-            )
-        return pa.concat_tables(parts) if parts else _PER_QUERY_SCHEMA.empty_table()
-
-    @property
-    def means(self) -> pa.Table:
-        """Tidy summary values (the `all` row): run_id, measure, value (float64)."""
-        rows = [
-            (run.run_id, ("Z" if run.zscores else "") + col.name, float(run.summary[col.name]))
-            for run in self.runs
-            for col in run.columns
-            if col.kind not in (Kind.TEXT, Kind.RUNID)
-        ]
-        return pa.table(
-            {
-                "run_id": pa.array([r[0] for r in rows], pa.string()),
-                "measure": pa.array([r[1] for r in rows], pa.string()),
-                "value": pa.array([r[2] for r in rows], pa.float64()),
-            }
-        )
-
-
-def evaluate(
-    qrels: QrelsInput,
-    run_or_runs: RunInput | Sequence[RunInput],
-    measures: str | Iterable[str | Measure] = ("official",),
-    *,
-    missing_topics: MissingTopics = "error",
-    relevance_level: int = 1,
-    max_docs: int | None = None,
-    topics: Iterable[str] | None = None,
-    engine: str = "local",
-    ray_address: str | None = None,
-    judged_only: bool = False,
-    collection_size: int | None = None,
-    zscores: ZScores | None = None,
-    rel_format: str = "qrels",
-) -> Evaluation:
-    """Evaluate runs against qrels with trec_eval 10.0's semantics.
-
-    missing_topics: "error" (default, trec_eval 10), "zero" (trec_eval -c) or "skip"
-    (only topics the run shares with the qrels). relevance_level is trec_eval's -l,
-    max_docs its -M; topics restricts evaluation to those qrels topics. engine "ray"
-    spreads the runs over a Ray cluster (`pooling.engine`), with the same results.
-    judged_only is -J (only judged docs are ranked), collection_size -N (the documents in
-    the collection: utility's D, fallout), zscores -Z (values as z-scores, see
-    `pooling.evaluation.zscores`), rel_format -R: "qrels", "qrels_jg" (judgment groups),
-    "prefs" or "qrels_prefs" (preferences); `qrels` is then that kind of file or table.
-    """
-    extended = judged_only or collection_size is not None or zscores is not None or (
-        rel_format != "qrels")
-    if engine != "local" and extended:
-        raise EvaluationError("-J, -N, -Z and -R run with the local engine only; drop --engine")
-    if engine != "local":
-        from pooling.engine import check_engine
-        from pooling.engine.evaluation import evaluate_on_ray
-
-        check_engine(engine)
-        return evaluate_on_ray(qrels, run_or_runs, measures, missing_topics=missing_topics,
-                               relevance_level=relevance_level, max_docs=max_docs, topics=topics,
-                               ray_address=ray_address)
-    if relevance_level < 1:
-        raise EvaluationError(
-            f"relevance level must be >= 1 (got {relevance_level}); grades below it are "
-            "judged non-relevant"
-        )
-    if max_docs is not None and max_docs < 1:
-        raise EvaluationError(f"max_docs (-M) must be >= 1 (got {max_docs})")
-    if collection_size is not None and collection_size < 0:
-        raise EvaluationError(f"the collection size (-N) must be >= 0 (got {collection_size})")
-    wanted = _measures(measures)
-    check_rel_format(wanted, rel_format)
-    if rel_format in ("prefs", "qrels_prefs"):
-        from pooling.evaluation.preferences import evaluate_prefs
-
-        return evaluate_prefs(qrels, run_or_runs, wanted, rel_format=rel_format,
-                              missing_topics=missing_topics, max_docs=max_docs, topics=topics,
-                              zscores=zscores)
-    if rel_format == "qrels_jg":
-        from pooling.evaluation.judgment_groups import evaluate_judgment_groups
-
-        return evaluate_judgment_groups(
-            qrels, run_or_runs, wanted, missing_topics=missing_topics,
-            relevance_level=relevance_level, max_docs=max_docs, topics=topics,
-            judged_only=judged_only, zscores=zscores)
-    return evaluate_qrels(qrels, run_or_runs, wanted, missing_topics=missing_topics,
-                          relevance_level=relevance_level, max_docs=max_docs, topics=topics,
-                          judged_only=judged_only, collection_size=collection_size,
-                          zscores=zscores)
-
-
-REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")  # trec_eval's -R
-
-
-def check_rel_format(measures: list[Measure], rel_format: str) -> None:
-    """Refuse a relevance format trec_eval does not know, or measures it cannot give."""
-    if rel_format not in REL_FORMATS:
-        raise EvaluationError(f"unknown relevance format {rel_format!r} (-R); use one of "
-                              f"{', '.join(REL_FORMATS)}")
-    needed = "prefs" if rel_format == "qrels_prefs" else rel_format
-    wrong = [m for m in measures if m.spec.rel_info not in (None, needed)]
-    if wrong:
-        names = ", ".join(dict.fromkeys(m.spec.name for m in wrong))
-        formats = sorted({m.spec.rel_info or "" for m in wrong})
-        given = "prefs or qrels_prefs" if formats == ["prefs"] else " / ".join(formats)
-        raise EvaluationError(
-            f"{names} need{'s' if len(wrong) == 1 else ''} relevance information in the "
-            f"{given} format, not {rel_format}: give it with -R, or pick measures for "
-            f"{rel_format} (e.g. -m {_NICKNAME_FOR[needed]})")
-
-
-_NICKNAME_FOR = {"qrels": "official", "qrels_jg": "qrels_jg", "prefs": "all_prefs"}
 
 
 def evaluate_qrels(
@@ -266,13 +67,13 @@ def evaluate_qrels(
 ) -> Evaluation:
     """`evaluate` with trec_eval qrels and measures already parsed (and not checked against
     the qrels format: the judgment-group evaluation scores its measures group by group)."""
-    runs = _run_list(run_or_runs)
+    runs = run_list(run_or_runs)
     results = []
     warnings: list[str] = []
     in_c = [kernel.eligible(run) for run in runs]  # the others are parsed ahead by pyarrow
     with _Readers([None if c else run for run, c in zip(runs, in_c, strict=True)]) as readers:
         index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(
-            _qrels_table(qrels, warnings))
+            qrels_table(qrels, warnings))
         candidates = candidate_topics(index.topics, topics)
         for position, run in enumerate(runs):
             ranking = None
@@ -446,45 +247,6 @@ def _summarise_z(z: np.ndarray, kind: Kind, T: int) -> float:
     return total / T
 
 
-def _measures(measures: str | Iterable[str | Measure]) -> list[Measure]:
-    if isinstance(measures, str):
-        measures = [measures]
-    items = list(measures)
-    parsed = [m for m in items if isinstance(m, Measure)]
-    names = [m for m in items if not isinstance(m, Measure)]
-    return sorted(
-        {*parse_measures(names), *parsed},
-        key=lambda m: (ORDER[m.spec.name], m.rel is not None, m.rel or 0),
-    )
-
-
-def _qrels_table(qrels: QrelsInput, warnings: list[str] | None = None) -> pa.Table:
-    """The qrels as a table; lines of a qrels file starting with a BOM add a warning."""
-    if isinstance(qrels, (str, os.PathLike)):
-        loaded = load_qrels(qrels)
-        if loaded.bom_lines and warnings is not None:
-            warnings.append(bom_warning(loaded.source, loaded.bom_lines))
-        return loaded.table
-    return _with_columns(_as_table(qrels), "qrels", ["query_id", "doc_id", "relevance"], "")
-
-
-def _with_columns(table: pa.Table, what: str, needed: list[str], optional: str) -> pa.Table:
-    """The table, if it has the needed columns; else an error naming the missing ones."""
-    missing = set(needed) - set(table.column_names)
-    if missing:
-        raise EvaluationError(
-            f"{what} table lacks column(s) {', '.join(sorted(missing))}; "
-            f"expected {', '.join(needed)}{optional}"
-        )
-    return table
-
-
-def _run_list(runs: RunInput | Sequence[RunInput]) -> list[RunInput]:
-    if isinstance(runs, (list, tuple)):
-        return list(runs)
-    return [runs]
-
-
 class _Readers:
     """Background readers for the run files, each opened when the one before has parsed its
     file: a run is parsed while the qrels, or the runs before it, are scanned and ranked.
@@ -551,7 +313,7 @@ def _scan(
             for batch in batches:
                 table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
                 seen += table.num_rows
-                scan.add(_with_columns(table, "run", ["query_id", "doc_id", "score"], ""),
+                scan.add(with_columns(table, "run", ["query_id", "doc_id", "score"], ""),
                          seen / run.rows if run.rows else 1.0)
         return scan, run.run_id, run.source
     scan = RunScan(index)
@@ -564,33 +326,10 @@ def _scan(
         scan = RunScan(index)  # not a clean file: drop what was scanned, read it strictly
         parsed = read_run(run, fast=False)
     else:
-        parsed = _run(run, position)
+        parsed = run_at(run, position)
     if parsed.bom_lines:
         warnings.append(bom_warning(parsed.source, parsed.bom_lines))
     scan.add(parsed.table)
     return scan, parsed.run_id, parsed.source
 
 
-def _run(run: RunInput, position: int) -> TrecRun:
-    """A run given in memory (paths are scanned by `_scan`) as a TrecRun."""
-    if isinstance(run, TrecRun):
-        return run
-    table = _with_columns(_as_table(run), "run", ["query_id", "doc_id", "score"], "[, tag]")
-    run_id = f"run{position + 1}"
-    if "tag" in table.column_names and table.num_rows:
-        run_id = str(table.column("tag")[-1].as_py())
-    return TrecRun(table, run_id, run_id)
-
-
-def _as_table(obj: Any) -> pa.Table:
-    if isinstance(obj, pa.Table):
-        return obj
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is a dependency
-        pd = None
-    if pd is not None and isinstance(obj, pd.DataFrame):
-        return pa.Table.from_pandas(obj, preserve_index=False)
-    raise EvaluationError(
-        f"cannot evaluate a {type(obj).__name__}; pass a path, an Arrow table or a DataFrame"
-    )

@@ -20,18 +20,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import Problem
-from pooling.evaluation.engine import (
-    Evaluation,
-    NoTopicsError,
+from pooling.evaluation.engine import assemble_run, evaluate_qrels
+from pooling.evaluation.inputs import (
     QrelsInput,
     RunInput,
-    _as_table,
-    _run,
-    _run_list,
-    _with_columns,
-    assemble_run,
-    evaluate_qrels,
+    as_table,
+    run_at,
+    run_list,
+    with_columns,
 )
+from pooling.evaluation.results import Evaluation, NoTopicsError
 from pooling.evaluation.topics import MissingTopics, candidate_topics, plan_topics
 from pooling.evaluation.trec_input import (
     TrecInputError,
@@ -90,7 +88,7 @@ def evaluate_judgment_groups(
     if isinstance(qrels, (str, os.PathLike)):
         table = read_qrels_jg(qrels, warnings)
     else:
-        table = _with_columns(_as_table(qrels), "qrels_jg", JG_COLUMNS, "")
+        table = with_columns(as_table(qrels), "qrels_jg", JG_COLUMNS, "")
         _refuse_duplicates(table, "qrels_jg table")
     qrels_topics = sorted(pc.unique(table["query_id"]).to_pylist())
     candidates = candidate_topics(qrels_topics, topics)
@@ -98,8 +96,8 @@ def evaluate_judgment_groups(
     by_group = {g: table.filter(pc.equal(table["jg"], g)) for g in groups}
     scored = [m for m in wanted if m.spec.kind not in (Kind.RUNID, Kind.NUM_Q)]
     results = []
-    for position, run in enumerate(_run_list(run_or_runs)):
-        parsed = read_run(run) if isinstance(run, (str, os.PathLike)) else _run(run, position)
+    for position, run in enumerate(run_list(run_or_runs)):
+        parsed = read_run(run) if isinstance(run, (str, os.PathLike)) else run_at(run, position)
         if parsed.bom_lines:
             warnings.append(bom_warning(parsed.source, parsed.bom_lines))
         covered = np.isin(qrels_topics, pc.unique(parsed.table["query_id"]).to_pylist())

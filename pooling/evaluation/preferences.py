@@ -25,18 +25,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import EvaluationError
-from pooling.evaluation.engine import (
-    Evaluation,
-    NoTopicsError,
+from pooling.evaluation.engine import assemble_run
+from pooling.evaluation.inputs import (
     QrelsInput,
     RunInput,
-    _as_table,
-    _run,
-    _run_list,
-    _with_columns,
-    assemble_run,
+    as_table,
+    run_at,
+    run_list,
+    with_columns,
 )
 from pooling.evaluation.ranking import DuplicateDocsError
+from pooling.evaluation.results import Evaluation, NoTopicsError
 from pooling.evaluation.topics import MissingTopics, candidate_topics, plan_topics
 from pooling.evaluation.trec_input import (
     QRELS_LINE,
@@ -121,13 +120,13 @@ def evaluate_prefs(
         reader = read_qrels_prefs if rel_format == "qrels_prefs" else read_prefs
         table = reader(qrels, warnings)
     else:
-        table = _with_columns(_as_table(qrels), "prefs", PREFS_COLUMNS, "")
+        table = with_columns(as_table(qrels), "prefs", PREFS_COLUMNS, "")
     by_topic = _by_topic(table)
     qrels_topics = sorted(by_topic)
     candidates = candidate_topics(qrels_topics, topics)
     results = []
-    for position, run in enumerate(_run_list(run_or_runs)):
-        parsed = read_run(run) if isinstance(run, (str, os.PathLike)) else _run(run, position)
+    for position, run in enumerate(run_list(run_or_runs)):
+        parsed = read_run(run) if isinstance(run, (str, os.PathLike)) else run_at(run, position)
         if parsed.bom_lines:
             warnings.append(bom_warning(parsed.source, parsed.bom_lines))
         ranked = _rankings(parsed, max_docs)

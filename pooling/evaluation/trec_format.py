@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from pooling.evaluation.engine import RunEvaluation
+from pooling.evaluation.results import RunEvaluation
 from pooling.measures import Kind
 
 _LINE = "%-22s\t%s\t%s\n"

@@ -252,7 +252,7 @@ def judge_queue(
     the model), store the verdicts a batch at a time, and ask the queue again, until it has
     nothing more or `limit` pairs were handed out."""
     if engine != "local":
-        from pooling.engine import check_engine
+        from pooling.runner import check_engine
 
         check_engine(engine)
     start = time.monotonic()
@@ -325,7 +325,7 @@ class _Job:
                 self._store(chunk, chunk)
             asked = [pair for pair in asked if pair.doc_text or pair.doc_title]
         if asked and self.engine != "local":
-            from pooling.engine.judging import judge_on_ray
+            from pooling.judging.distributed import judge_on_ray
 
             name, options = _backend_options(store, judge, self.queue.query_ids, self.overrides)
             for verdicts in judge_on_ray(name, options, asked, self.batch,

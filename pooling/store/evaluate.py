@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from pooling.errors import StoreError
 from pooling.evaluation import evaluate
-from pooling.evaluation.engine import RunEvaluation
 from pooling.evaluation.qrels_index import QrelsIndex
+from pooling.evaluation.results import RunEvaluation
 from pooling.measures import Kind, Measure, parse_measures
 from pooling.progress import NoProgress, Progress
 from pooling.store.core import Store, utcnow
@@ -82,7 +82,7 @@ def evaluate_store(
 
     Text measures (runid, relstring) are accepted and listed in `text_measures`; only
     numeric values are kept and returned. engine "ray" scores the runs not cached yet on a
-    Ray cluster, from Parquet files exported to `partitions` (see `pooling.engine`); this
+    Ray cluster, from Parquet files exported to `partitions` (see `pooling.evaluation.distributed`); this
     process alone writes the values to the store. `progress` hears of each run scored.
     """
     version = store.resolve_qrels(qrels)
@@ -104,7 +104,7 @@ def evaluate_store(
     columns = [c for m in wanted if m.spec.kind not in (Kind.TEXT, Kind.RUNID) for c in m.columns]
     text = [c for m in wanted if m.spec.kind in (Kind.TEXT, Kind.RUNID) for c in m.columns]
     if engine != "local":
-        from pooling.engine import check_engine
+        from pooling.runner import check_engine
 
         check_engine(engine)
     have = _cached_runs(store, run_ids, version, key, columns)
@@ -113,7 +113,7 @@ def evaluate_store(
     if computed:
         progress.start(f"scoring {len(computed)} run(s)", total=len(computed))
     if computed and engine != "local":
-        from pooling.engine.evaluation import evaluate_stored_runs
+        from pooling.evaluation.distributed import evaluate_stored_runs
 
         for run in evaluate_stored_runs(store, version, computed, wanted, options,
                                         ray_address=ray_address, partitions=partitions):

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from pooling.errors import StoreError
 from pooling.evaluation.ahead import Ahead
-from pooling.evaluation.engine import RunStream
+from pooling.evaluation.inputs import RunStream
 
 if TYPE_CHECKING:
     from pooling.store.core import Store

@@ -112,7 +112,7 @@ def test_runs_imported_in_an_open_transaction_are_scored_in_it(tmp_path, monkeyp
 
 
 def test_runs_scored_before_a_failing_one_keep_their_values(tmp_path):
-    from pooling.evaluation.engine import NoTopicsError
+    from pooling.evaluation.results import NoTopicsError
 
     (tmp_path / "q.qrels").write_text(QRELS)
     files = []

@@ -57,7 +57,7 @@ def tiny_grades() -> dict[str, int]:
 @pytest.fixture(scope="session")
 def robust03(shared_dir):
     """Robust03's 17 runs and official qrels, read once per session."""
-    from pooling.simulate import load_inputs
+    from pooling.strategies.replays import load_inputs
 
     base = shared_dir / ROBUST
     paths = [str(p) for p in sorted((base / "runs").glob("input.*.gz"))]
@@ -67,7 +67,7 @@ def robust03(shared_dir):
 @pytest.fixture(scope="session")
 def robust03_replay(robust03):
     """Candidates = each run's top 100 on topics 601-650, with the qrels as the oracle."""
-    from pooling.simulate import parse_topics, prepare
+    from pooling.strategies.replays import parse_topics, prepare
 
     qrels, runs = robust03
     return prepare(qrels, runs, 100, parse_topics("601-650"))

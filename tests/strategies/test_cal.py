@@ -8,8 +8,8 @@ import random
 import pyarrow as pa
 import pytest
 
-from pooling.simulate import found_share, parse_strategy, prepare, replay
 from pooling.strategies import StrategyError, TopicRuns, get_strategy
+from pooling.strategies.replays import found_share, parse_strategy, prepare, replay
 
 pytest.importorskip("sklearn")
 

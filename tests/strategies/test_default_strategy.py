@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from pooling.cli import app
-from pooling.simulate import found_share, load_inputs, parse_strategy, prepare, replay
 from pooling.store import Store
 from pooling.strategies import DEFAULT_STRATEGY, REGISTRY, StrategyError, TopicRuns, get_strategy
+from pooling.strategies.replays import found_share, load_inputs, parse_strategy, prepare, replay
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "collections" / "demo"

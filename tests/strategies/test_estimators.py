@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 from pooling.estimators import EstimatorError, statap, xinfap
-from pooling.simulate import mean_ap, parse_topics, prepare
 from pooling.strategies import get_strategy
+from pooling.strategies.replays import mean_ap, parse_topics, prepare
 
 
 def _judge(table, qrels):

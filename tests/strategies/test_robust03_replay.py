@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pooling.simulate import bootstrap_tau, parse_strategy, parse_topics, replay, score
+from pooling.strategies.replays import bootstrap_tau, parse_strategy, parse_topics, replay, score
 
 pytestmark = pytest.mark.shared
 
@@ -144,8 +144,8 @@ def test_bootstrap_tau_is_1_when_every_pooled_document_is_judged(robust03_replay
 @pytest.mark.parametrize("depth", [10, 125])
 def test_vectorised_depth_pool_equals_the_per_topic_rankings(robust03, depth):
     # MU03rob01 and rutcor03100 tie most scores: the doc_id-descending tie-break decides.
-    from pooling.simulate import depth_pool
     from pooling.strategies import rankings_by_topic
+    from pooling.strategies.replays import depth_pool
 
     _, runs = robust03
     pool = depth_pool(runs, depth)

@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pooling.cli import app
-from pooling.simulate import (
+from pooling.strategies import REGISTRY
+from pooling.strategies.replays import (
     Oracle,
     SimulationError,
     kendall_tau_b,
@@ -22,7 +23,6 @@ from pooling.simulate import (
     simulate,
     tau_ap,
 )
-from pooling.strategies import REGISTRY
 
 RUN_A = """1 Q0 d1 1 9 runA
 1 Q0 d2 2 8 runA

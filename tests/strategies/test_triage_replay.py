@@ -14,10 +14,11 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
+from pooling.agreement.triage import store_triage_replay
 from pooling.cli.app import app
 from pooling.strategies import StrategyError, TopicRuns, get_strategy
+from pooling.strategies.replays.triage import TriageReplayError, triage_replay
 from pooling.strategies.uncertain import JudgeGrade, triage_key
-from pooling.triage_replay import TriageReplayError, store_triage_replay, triage_replay
 
 
 def labels(grades: dict[tuple[str, str], int], probability: dict | None = None) -> pa.Table:

@@ -2,7 +2,7 @@
 
 The driver reads the qrels once and puts them in the object store; each worker process
 builds the qrels index once per job and keeps it for every block it is given. A block's
-values come back as Arrow tables (`pooling.engine.values`). Stored runs reach the workers as
+values come back as Arrow tables (`pooling.evaluation.values`). Stored runs reach the workers as
 Parquet files exported from the store, hive-partitioned by run_id (`partitions`): workers
 never open the DuckDB file, and the driver alone writes the values to it.
 """
@@ -21,12 +21,22 @@ from urllib.parse import quote
 
 import pyarrow as pa
 
-from pooling.engine import EngineError
-from pooling.engine.cluster import cause, cluster_cpus, connected, get_all
-from pooling.engine.values import run_from_values, run_values
-from pooling.evaluation import Evaluation, RunEvaluation, RunStream, evaluate
+from pooling.evaluation.engine import evaluate_qrels
+from pooling.evaluation.inputs import (
+    RunStream,
+    check_rel_format,
+    check_settings,
+    measure_list,
+    qrels_table,
+    run_at,
+    run_list,
+)
 from pooling.evaluation.qrels_index import QrelsIndex
+from pooling.evaluation.results import Evaluation, RunEvaluation
 from pooling.evaluation.trec_input import TrecRun
+from pooling.evaluation.values import run_from_values, run_values
+from pooling.runner import EngineError
+from pooling.runner.cluster import cause, cluster_cpus, connected, get_all
 
 _INDEXES: dict[str, QrelsIndex] = {}  # in a worker process: the job's qrels index, built once
 
@@ -49,27 +59,27 @@ def evaluate_on_ray(
     machines they must be on storage every node mounts at that path. `block`: runs per task
     (default: about four tasks per CPU of the cluster).
     """
-    from pooling.evaluation.engine import _measures, _qrels_table, _run, _run_list
-
-    run_list = _run_list(runs)
+    todo = run_list(runs)
     topic_list = list(topics) if topics is not None else None
     options = {"missing_topics": missing_topics, "relevance_level": relevance_level,
                "max_docs": max_docs, "topics": topic_list}
-    wanted = _measures(measures)
-    if not run_list:  # nothing to spread: the local engine checks the arguments and answers
-        return evaluate(qrels, [], wanted, **options)
+    check_settings(relevance_level, max_docs)
+    wanted = measure_list(measures)
+    check_rel_format(wanted, "qrels")
+    if not todo:  # nothing to spread: the local engine answers
+        return evaluate_qrels(qrels, [], wanted, **options)
     # Tables without a tag are named by their position among all the runs, as locally.
-    run_list = [r if isinstance(r, (str, os.PathLike, TrecRun)) else _run(r, i)
-                for i, r in enumerate(run_list)]
-    run_list = [os.fspath(r) if isinstance(r, os.PathLike) else r for r in run_list]
+    todo = [r if isinstance(r, (str, os.PathLike, TrecRun)) else run_at(r, i)
+            for i, r in enumerate(todo)]
+    todo = [os.fspath(r) if isinstance(r, os.PathLike) else r for r in todo]
     warnings: list[str] = []
-    table = _qrels_table(qrels, warnings)
+    table = qrels_table(qrels, warnings)
     with connected(ray_address) as ray:
         task = ray.remote(num_cpus=1)(_evaluate_block)
         qrels_ref = ray.put(table)
-        size = block or _block_size(len(run_list), cluster_cpus(ray))
-        refs = [task.remote([qrels_ref], run_list[i:i + size], wanted, options)
-                for i in range(0, len(run_list), size)]
+        size = block or block_size(len(todo), cluster_cpus(ray))
+        refs = [task.remote([qrels_ref], todo[i:i + size], wanted, options)
+                for i in range(0, len(todo), size)]
         blocks = get_all(ray, refs)
     results = [run_from_values(t, wanted) for tables, _ in blocks for t in tables]
     warnings += [w for _, said in blocks for w in said]
@@ -113,13 +123,14 @@ def evaluate_partitions(
 ) -> Iterator[RunEvaluation]:
     """Evaluate runs stored as Parquet files ((path, run_id) pairs, as `export_run` writes
     them), a task per block of runs; each run's evaluation as the cluster finishes it."""
-    from pooling.evaluation.engine import _measures
-
-    wanted = _measures(measures)
+    check_settings(options.get("relevance_level", 1), options.get("max_docs"),
+                   options.get("collection_size"))
+    wanted = measure_list(measures)
+    check_rel_format(wanted, "qrels")
     with connected(ray_address) as ray:
         task = ray.remote(num_cpus=1)(_evaluate_parquet_block)
         qrels_ref = ray.put(qrels)
-        size = block or _block_size(len(parts), cluster_cpus(ray))
+        size = block or block_size(len(parts), cluster_cpus(ray))
         pending = [task.remote([qrels_ref], list(parts[i:i + size]), wanted, options)
                    for i in range(0, len(parts), size)]
         while pending:
@@ -175,7 +186,7 @@ def _partition_dir(partitions: str | None) -> Iterator[str]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _block_size(runs: int, cpus: int) -> int:
+def block_size(runs: int, cpus: int) -> int:
     """Runs per task: about four tasks per CPU, so a slow block does not hold the job up."""
     return max(1, math.ceil(runs / (4 * cpus)))
 
@@ -202,7 +213,7 @@ def _evaluate_block(qrels: list[Any], runs: list[Any], measures: list[Any],
                     options: dict[str, Any]) -> tuple[list[pa.Table], list[str]]:
     """A task: evaluate a block of runs (paths or TrecRuns) against the broadcast qrels;
     the values, and the warnings about the runs' input."""
-    result = evaluate(_index(qrels[0]), runs, measures, **options)
+    result = evaluate_qrels(_index(qrels[0]), runs, measures, **options)
     return [run_values(r) for r in result.runs], list(result.warnings)
 
 
@@ -211,4 +222,4 @@ def _evaluate_parquet_block(qrels: list[Any], parts: list[tuple[str, str]], meas
     """A task: evaluate stored runs read from their Parquet partitions."""
     index = _index(qrels[0])
     return [run_values(r) for path, run_id in parts
-            for r in evaluate(index, parquet_run(path, run_id), measures, **options).runs]
+            for r in evaluate_qrels(index, parquet_run(path, run_id), measures, **options).runs]

@@ -1,8 +1,10 @@
 """Where the work runs: `local` (this process) or `ray` (a Ray cluster, the `ray` extra).
 
-Every entry point that takes `engine=` keeps its local path as it is; with `engine="ray"` it
-hands the units of work (blocks of runs, replay cells, batches of pairs) to the modules here,
-and the driver process alone reads and writes the store.
+The runner knows no domain: it joins or starts a cluster (`cluster`) and keeps actors busy
+with batches, replacing the ones that die (`actors`). Every entry point that takes `engine=`
+keeps its local path as it is; with `engine="ray"` its domain's `distributed` module hands
+the units of work (blocks of runs, replay cells, batches of pairs) to the runner, and the
+driver process alone reads and writes the store.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pyarrow as pa
 
-from pooling.evaluation import Column, RunEvaluation
+from pooling.evaluation.results import Column, RunEvaluation
 from pooling.measures import Measure
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from pooling.engine import EngineError
+from pooling.runner import EngineError
 
 _LOOPBACK = ("127.0.0.1", "localhost")
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from pooling import simulate as sim
 from pooling.evaluation import evaluate, format_trec_runs
 from pooling.judging.assessors import add_assessor, assign
 from pooling.judging.judges import add_judge, judge_pairs, round_pairs
@@ -24,6 +23,7 @@ from pooling.judging.judgments import Judgment, record
 from pooling.judging.rounds import create_round
 from pooling.store import Store
 from pooling.store.evaluate import evaluate_store
+from pooling.strategies import replays as sim
 
 pytestmark = pytest.mark.cluster
 

@@ -147,7 +147,7 @@ def triage_replay(
     bad = [s for s in shares if not 0 < s <= 1]
     if bad or not shares:
         raise TriageReplayError(f"shares reviewed must lie in (0, 1], got {list(shares) or 'none'}")
-    highs = _max_grades(names, max_grade)
+    highs = max_grades(names, max_grade)
     given: dict[str, dict[str, dict[str, JudgeGrade]]] = {}
     for name in names:
         table = label_table(judges[name], f"of judge {name}")
@@ -250,7 +250,8 @@ def _caught_in_order(keys: list[tuple[float, float]], errs: np.ndarray, k: int) 
     return caught
 
 
-def _max_grades(names: list[str], max_grade: Any) -> dict[str, int | None]:
+def max_grades(names: list[str], max_grade: Any) -> dict[str, int | None]:
+    """Each judge's declared top grade from `max_grade` (one N, one per judge, or name -> N)."""
     if max_grade is None:
         return dict.fromkeys(names)
     if isinstance(max_grade, Mapping):
@@ -285,30 +286,3 @@ def _probabilities(data: Any, name: str) -> dict[tuple[str, str], float]:
         raise TriageReplayError(f"judge {name} gave {len(bad)} probabilit(ies) outside [0, 1]: "
                                 f"{shown}; a probability of relevance lies in [0, 1]")
     return out
-
-
-def store_triage_replay(
-    store: Any,
-    judges: Sequence[str],
-    truth: str | None = None,
-    *,
-    max_grade: int | Sequence[int] | Mapping[str, int | None] | None = None,
-    **options: Any,
-) -> TriageReplay:
-    """`triage_replay` of judges stored in `store` (their current grades and probabilities,
-    on the scales they declare unless `max_grade` says otherwise) against a qrels version
-    (`truth`; default: the store's default)."""
-    from pooling.agreement.sources import judge_labels, qrels_labels
-    from pooling.judging.history import find_judge
-    from pooling.judging.strategy_inputs import declared_max_grade
-
-    names = list(judges)
-    declared: dict[str, int | None] = {}
-    for name in names:
-        judge_id, params = find_judge(store, name)
-        declared[name] = declared_max_grade(store, judge_id, params)
-    given = _max_grades(names, max_grade) if max_grade is not None else {}
-    scales = {n: given.get(n) if given.get(n) is not None else declared[n] for n in names}
-    labels = {n: judge_labels(store, n) for n in names}
-    reference = qrels_labels(store, store.resolve_qrels(truth))
-    return triage_replay(labels, reference, max_grade=scales, **options)

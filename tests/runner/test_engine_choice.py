@@ -9,9 +9,9 @@ import sys
 import pyarrow as pa
 import pytest
 
-from pooling import simulate as sim
-from pooling.engine import EngineError
 from pooling.evaluation import evaluate
+from pooling.runner import EngineError
+from pooling.strategies import replays as sim
 
 QRELS = pa.table({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
 RUN = pa.table({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})

@@ -13,12 +13,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from pooling.engine.cluster import connected, get_all
+from pooling.runner.cluster import connected, get_all
+from pooling.strategies.replays.data import with_inputs
+from pooling.strategies.replays.replay import GRID_SCHEMA, check_budgets, replay
+from pooling.strategies.replays.scores import score
 
 
 def simulate_on_ray(data: Any, strategies: Sequence[Any], budgets: Sequence[int], *,
                     seed: int = 0, floor: int = 0, ray_address: str | None = None) -> pa.Table:
-    """`pooling.simulate.simulate` with a task per (strategy, budget): the same table."""
+    """`pooling.strategies.replays.simulate` with a task per (strategy, budget): the same table."""
     grid = grid_on_ray({"": data}, strategies, budgets, [seed], floor=floor,
                        ray_address=ray_address)
     return grid.drop_columns(["collection", "seed"])
@@ -27,10 +30,8 @@ def simulate_on_ray(data: Any, strategies: Sequence[Any], budgets: Sequence[int]
 def grid_on_ray(collections: Mapping[str, Any], strategies: Sequence[Any],
                 budgets: Sequence[int], seeds: Sequence[int], *, floor: int = 0,
                 ray_address: str | None = None) -> pa.Table:
-    """`pooling.simulate.replay_grid`'s table, a task per cell, rows in the grid's order."""
-    from pooling.simulate import GRID_SCHEMA, _check_budgets, with_inputs
-
-    budgets = _check_budgets(budgets)
+    """`pooling.strategies.replays.replay_grid`'s table, a task per cell, rows in the grid's order."""
+    budgets = check_budgets(budgets)
     for data in collections.values():
         for spec in strategies:
             with_inputs(data, spec)  # a strategy that cannot replay fails here, before the cluster
@@ -48,8 +49,6 @@ def grid_on_ray(collections: Mapping[str, Any], strategies: Sequence[Any],
 
 def _cell(data: Any, collection: str, spec: Any, budget: int, seed: int, floor: int) -> pa.Table:
     """A task: replay one strategy to one budget and score it."""
-    from pooling.simulate import GRID_SCHEMA, replay, score
-
     rows = score(data, replay(data, spec, budget, seed=seed, floor=floor), [budget])
     return pa.Table.from_pylist([{"collection": collection, "seed": seed, **r} for r in rows],
                                 schema=GRID_SCHEMA)
