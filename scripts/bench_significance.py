@@ -16,8 +16,8 @@ import numpy as np
 from rich.table import Table
 from scipy import stats as sp
 
-from pooling.console import Console
 from pooling.leaderboard import stats
+from pooling.terminal.console import Console
 
 
 def scores(n_topics: int = 50, n_runs: int = 40, seed: int = 7) -> np.ndarray:

@@ -13,7 +13,7 @@ Protocol, fixed before any run:
    (title and abstract as the text): Cohen's kappa of its grades (P >= 0.5) and ROC-AUC of
    its probabilities, pooled over topics and as a mean of per-topic values. A topic with
    fewer than 5 relevant candidates cannot be split 5 ways and is left out (counted).
-3. (b) Replays with the qrels as the oracle (pooling.simulate) of cal (and cal with an RRF
+3. (b) Replays with the qrels as the oracle (pooling.strategies.replays) of cal (and cal with an RRF
    cold start, cold=take), depth, hedge, maxmean, mmfuse and the default mixfuse, each with
    its shipped parameters, at 10, 20 and 40 judgments per topic: the found share (share of the candidates' relevant documents found,
    mean over topics) and Kendall's tau-b of the 10 runs' MAP ranking under the judgments so

@@ -75,8 +75,8 @@ def cranfield(shared: Path, workdir: Path) -> tuple[dict[str, pa.Table], pa.Tabl
     """The learned and the word judge on the depth-20 pool, and the qrels (0 where unjudged)."""
     from sklearn.model_selection import StratifiedKFold
 
-    from pooling.judging.backends.learned import SEED, document_text, model
     from pooling.strategies.replays import depth_pool, load_inputs, read_texts
+    from pooling.strategies.text_classifier import SEED, document_text, model
 
     runs_dir = workdir / "cranfield-runs"
     if not (runs_dir / "DONE").exists():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pooling.console import Console
+from pooling.terminal.console import Console
 
 QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n"
 RUN = "q1 Q0 a 1 2 CUNI_en_run1\nq1 Q0 b 2 1 CUNI_en_run1\nq2 Q0 c 1 1 CUNI_en_run1\n"

@@ -1,6 +1,6 @@
 """Imports are all or nothing, even when the process is SIGKILLed half way.
 
-1. Real `pooling import` subprocesses are killed (POOLING_KILL_AT, see `pooling.faults`) after
+1. Real `pooling import` subprocesses are killed (POOLING_KILL_AT, see `pooling.store.faults`) after
    chunks of a multi-chunk general-path import, after the fast path's single statement, between
    the files of a multi-file import, during qrels and documents imports, and at many delays
    after COMMIT starts. After every kill the store opens cleanly and is either exactly as

@@ -10,8 +10,8 @@ from rich.table import Table
 from pooling.cli.app import app, state
 from pooling.cli.engine_options import EngineArg, EngineOpt, RayAddress
 from pooling.cli.store_cmds import StoreArg
-from pooling.console import Console, set_wide_note
 from pooling.errors import PoolingError
+from pooling.terminal.console import Console, set_wide_note
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -48,9 +48,9 @@ def evaluate_cmd(
     numeric values are kept: runid and relstring are text, printed by `pooling eval`.
     """
     from pooling.cli.pandas_guard import without_pandas
-    from pooling.progress import terminal_progress
     from pooling.store import Store
     from pooling.store.evaluate import evaluate_store
+    from pooling.terminal.progress import terminal_progress
 
     if zero and shared_topics:
         raise PoolingError("-c and --shared-topics are two different topic policies; pick one")

@@ -9,10 +9,10 @@ from rich.table import Table
 
 from pooling.cli.app import app
 from pooling.cli.engine_options import EngineArg, EngineOpt, RayAddress
-from pooling.cli.judging_cmds import _params
+from pooling.cli.judging_cmds import key_value_params
 from pooling.cli.store_cmds import StoreArg
-from pooling.console import Console
 from pooling.errors import StoreError
+from pooling.terminal.console import Console
 
 out = Console()
 err = Console(stderr=True)
@@ -48,7 +48,7 @@ def judges_add(
         check_file(prompt)  # a directory, device or pipe: one plain sentence
     text = read_prompt(prompt) if prompt is not None else None
     with Store(store) as s:
-        judge = add_judge(s, name, backend, _params(param or []), prompt=text)
+        judge = add_judge(s, name, backend, key_value_params(param or []), prompt=text)
     shown = f", prompt sha256 {judge.prompt_sha256[:12]}" if judge.prompt_sha256 else ""
     out.print(f"judge {judge.judge_id}: backend {judge.backend}"
               f"{', model ' + judge.model if judge.model else ''}{shown}", highlight=False)
@@ -115,8 +115,8 @@ def judge_command(
     again.
     """
     from pooling.judging.judges import judge_pairs, judge_round, qrels_pairs, read_pairs
-    from pooling.progress import terminal_progress
     from pooling.store import Store
+    from pooling.terminal.progress import terminal_progress
 
     chosen = [x for x in (round, pairs, qrels) if x is not None]
     if len(chosen) != 1:

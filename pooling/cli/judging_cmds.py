@@ -9,8 +9,8 @@ from rich.table import Table
 
 from pooling.cli.app import app
 from pooling.cli.store_cmds import StoreArg, export_app
-from pooling.console import Console
 from pooling.errors import StoreError
+from pooling.terminal.console import Console
 
 out = Console()
 err = Console(stderr=True)
@@ -30,7 +30,8 @@ app.add_typer(qrels_app, name="qrels")
 RoundOpt = Annotated[str, typer.Option("--round", help="The judging round's name.")]
 
 
-def _params(items: list[str]) -> dict[str, str]:
+def key_value_params(items: list[str]) -> dict[str, str]:
+    """KEY=VALUE options (--param) as a dict; the judge and round commands both take them."""
     out_params = {}
     for item in items:
         if "=" not in item:
@@ -71,7 +72,7 @@ def pool(
     from pooling.strategies import DEFAULT_STRATEGY
 
     strategy = strategy or DEFAULT_STRATEGY
-    strategy_params = _params(param)
+    strategy_params = key_value_params(param)
     if depth is not None and strategy == "depth":
         strategy_params["depth"] = str(depth)
     if judge:

@@ -9,8 +9,8 @@ from rich.table import Table
 
 from pooling.cli.app import app
 from pooling.cli.store_cmds import StoreArg
-from pooling.console import Console, set_narrower, set_wide_note
 from pooling.errors import PoolingError
+from pooling.terminal.console import Console, set_narrower, set_wide_note
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -120,8 +120,8 @@ def leaderboard_command(
         permutation_note,
         render_leaderboard,
     )
-    from pooling.progress import terminal_progress
     from pooling.store import Store
+    from pooling.terminal.progress import terminal_progress
 
     options = dict(
         qrels=qrels, measures=measure or ["map", "P_10", "ndcg_cut_10"], primary=primary,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape  # a `[x]` in a path or an id is text, not markup
 
-from pooling.console import Console
+from pooling.terminal.console import Console
 
 if TYPE_CHECKING:  # the formats load with the command that reads runs, not with the CLI
     from pooling.formats.run_files import RunReading

@@ -6,7 +6,7 @@ import typer
 
 from pooling.cli.app import app
 from pooling.cli.store_cmds import StoreArg
-from pooling.console import Console
+from pooling.terminal.console import Console
 
 err = Console(stderr=True)
 

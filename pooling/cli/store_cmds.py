@@ -21,9 +21,9 @@ from pooling.cli.run_options import (
     print_notes,
     run_reading,
 )
-from pooling.console import Console
 from pooling.errors import StoreError
-from pooling.progress import terminal_progress
+from pooling.terminal.console import Console
+from pooling.terminal.progress import terminal_progress
 
 if TYPE_CHECKING:  # the store loads with the command that opens one, not with the CLI
     from pooling.store.ir_datasets import IrDatasetImport

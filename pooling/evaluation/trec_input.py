@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from pooling.errors import FormatError, Problem
+from pooling.errors import Problem
 from pooling.evaluation.ahead import Ahead
 from pooling.formats.source import (
     MAGIC_BYTES,
@@ -40,20 +40,20 @@ from pooling.formats.source import (
     open_input,
     read_bytes,
 )
+from pooling.formats.trec_eval_text import (  # noqa: F401  (TrecInputError, RUN_LINE: re-exported)
+    QRELS_LINE,
+    RUN_LINE,
+    TrecInputError,
+    atof_column,
+    line_fields,
+    parse_run_rows,
+    text_lines,
+)
 
 _QRELS_FIELDS = ["query_id", "iter", "doc_id", "relevance"]
 _RUN_FIELDS = ["query_id", "iter", "doc_id", "rank", "score", "tag"]
-RUN_LINE = "a run line (query_id iter doc_id rank score tag)"
-QRELS_LINE = "a qrels line (query_id iter doc_id relevance)"
-_ATOF = re.compile(rb"^\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.I)
 _ATOL = re.compile(rb"^\s*([+-]?\d+)")
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark
-
-
-class TrecInputError(FormatError):
-    """A run or qrels file trec_eval would refuse (exit code 2, like trec_eval)."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -354,85 +354,9 @@ def _last_tag(tail: bytes) -> str | None:
     return None
 
 
-def _lines(data: bytes, name: str) -> pa.StringArray:
-    """The file's lines as an Arrow string array (a final newline adds no line)."""
-    try:
-        text = pa.array([data], pa.binary()).cast(pa.string())
-    except pa.ArrowInvalid as exc:
-        raise TrecInputError([Problem(name, None, "not UTF-8 text")]) from exc
-    lines = pc.list_flatten(pc.split_pattern(text, "\n"))
-    if len(lines) and data.endswith(b"\n"):
-        lines = lines.slice(0, len(lines) - 1)
-    return lines
-
-
-def _tokens(lines: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
-    """Whitespace-separated fields of each line (C isspace), and their count (0 if blank)."""
-    trimmed = pc.ascii_trim_whitespace(lines)
-    tokens = pc.ascii_split_whitespace(trimmed)
-    count = pc.list_value_length(tokens).to_numpy(zero_copy_only=False).copy()
-    count[pc.equal(pc.binary_length(trimmed), 0).to_numpy(zero_copy_only=False)] = 0
-    return tokens, count
-
-
 def _read_run_slow(data: bytes, name: str) -> TrecRun:
     rows = parse_run_rows(data, name)
     return TrecRun(rows.select(["query_id", "doc_id", "score"]), rows["tag"][-1].as_py(), name)
-
-
-def parse_run_rows(data: bytes, name: str = "<run>") -> pa.Table:
-    """trec_eval's reading of run text, keeping each row's tag and line number.
-
-    Columns: query_id, doc_id, score (C atof), tag, line (1-based), in file order.
-    """
-    data = decompress(data, name)
-    check_line_lengths(data, name, RUN_LINE)
-    lines = _lines(data, name)
-    tokens, count = _tokens(lines)
-    first = pc.list_element(tokens.filter(pa.array(count > 0)), 0)
-    is_data = count > 0
-    comment = np.zeros(len(count), dtype=bool)
-    comment[is_data] = pc.starts_with(first, "#").to_numpy(zero_copy_only=False)
-    is_data &= ~comment
-    short = np.flatnonzero(is_data & (count < 6))
-    if len(short):
-        raise TrecInputError(
-            [Problem(name, int(i) + 1, f"expected at least 6 fields, found {count[i]}") for i in short],
-            hint="Run lines are: query_id iter doc_id rank score tag.",
-        )
-    rows = tokens.filter(pa.array(is_data))
-    if len(rows) == 0:
-        raise TrecInputError([Problem(name, None, "no run lines")])
-    score_text = pc.list_element(rows, 4)
-    scores = atof_column(score_text)
-    line_no = np.flatnonzero(is_data) + 1
-    bad = np.flatnonzero(np.isnan(scores))
-    if len(bad):
-        raise TrecInputError(
-            [Problem(name, int(line_no[i]), "score is NaN; scores must be numbers") for i in bad]
-        )
-    return pa.table(
-        {
-            "query_id": pc.list_element(rows, 0),
-            "doc_id": pc.list_element(rows, 2),
-            "score": pa.array(scores, pa.float64()),
-            "tag": pc.list_element(rows, 5),
-            "line": pa.array(line_no, pa.int64()),
-        }
-    )
-
-
-def atof_column(text: pa.Array) -> np.ndarray:
-    """C `atof` over a string array: the longest numeric prefix, 0.0 when there is none."""
-    try:
-        return pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
-    except pa.ArrowInvalid:
-        pass
-    out = np.empty(len(text), dtype=np.float64)
-    for i, s in enumerate(text.to_pylist()):
-        m = _ATOF.match(s.encode())
-        out[i] = float(m.group(1)) if m else 0.0
-    return out
 
 
 # -------------------------------------------------------------------------- qrels
@@ -492,7 +416,7 @@ def qrels_fields(data: bytes, name: str, fields: int, line: str, hint: str) -> p
     qrels rules: exactly `fields` per line, a blank line is an error, and only one `#`
     comment line is skipped before each data line. `line` says what a line holds."""
     check_line_lengths(data, name, line)
-    lines = _lines(data, name)
+    lines = text_lines(data, name)
     if len(lines) == 0:
         raise TrecInputError([Problem(name, None, f"no lines; expected {line}")])
     # One '#' line (column 0) is skipped before each data line; a second one in a row is data.
@@ -500,7 +424,7 @@ def qrels_fields(data: bytes, name: str, fields: int, line: str, hint: str) -> p
     idx = np.arange(len(comment))
     last_data = np.maximum.accumulate(np.where(comment, -1, idx))
     skipped = comment & ((idx - last_data) % 2 == 1)
-    tokens, count = _tokens(lines.filter(pa.array(~skipped)))
+    tokens, count = line_fields(lines.filter(pa.array(~skipped)))
     line_no = np.flatnonzero(~skipped) + 1
     bad = np.flatnonzero(count != fields)
     if len(bad):

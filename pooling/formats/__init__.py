@@ -1,6 +1,6 @@
 """Input formats: a registry of readers keyed by (kind, format name), and format sniffing.
 
-Every reader turns one file into a table of the kind's canonical schema (pooling.tables).
+Every reader turns one file into a table of the kind's canonical schema (pooling.formats.schemas).
 `read_table(kind, path, format=None)` picks the reader: by the given format name, else by the
 file's extension (`.gz`, `.bz2`, `.xz`, `.zst` ignored), else by its first bytes. Add a reader with `register(...)`
 (or `READERS[(kind, name)] = Reader(...)`); registration order is sniffing priority.

@@ -13,9 +13,9 @@ import re
 import pyarrow as pa
 
 from pooling.formats.common import ProblemLog, extra_json
+from pooling.formats.schemas import TOPICS_SCHEMA
 from pooling.formats.source import PathLike, display_name
 from pooling.formats.xml_tree import Node, parse_xml, unique_rows
-from pooling.tables import TOPICS_SCHEMA
 
 HINT = ("Expected CLEF topics like <queries><query><id>151001</id><en>…</en><fr>…</fr></query>"
         "</queries>, each id unique; choose the language of the title with --language.")

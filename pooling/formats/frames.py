@@ -1,6 +1,6 @@
 """Runs and qrels given as tables: pandas DataFrames, Arrow tables, Parquet or CSV files.
 
-Converted once, here, into the canonical schemas (pooling.tables) with a `line` column
+Converted once, here, into the canonical schemas (pooling.formats.schemas) with a `line` column
 holding the 1-based row number, so later errors can point at the row.
 """
 

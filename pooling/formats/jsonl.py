@@ -28,8 +28,8 @@ from pooling.formats.common import (
     iter_lines,
     table_of,
 )
+from pooling.formats.schemas import DOCUMENTS_SCHEMA, TOPICS_SCHEMA
 from pooling.formats.source import PathLike, display_name
-from pooling.tables import DOCUMENTS_SCHEMA, TOPICS_SCHEMA
 
 # Canonical column -> accepted keys, in order of preference. The first column is the id.
 TOPIC_KEYS: dict[str, tuple[str, ...]] = {

@@ -21,8 +21,8 @@ import pyarrow.compute as pc
 
 from pooling.errors import FormatError, Problem
 from pooling.formats.common import FirstSeen, ProblemLog, iter_lines
+from pooling.formats.schemas import QRELS_SCHEMA, RUN_SCHEMA
 from pooling.formats.source import PathLike, display_name
-from pooling.tables import QRELS_SCHEMA, RUN_SCHEMA
 
 DOCID_COMMENT = re.compile(r"\bdocid\s*=\s*(\S+)")
 HINT = (

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pyarrow as pa
 
 from pooling.formats.common import ProblemLog, extra_json
+from pooling.formats.schemas import TOPICS_SCHEMA
 from pooling.formats.source import PathLike, display_name
 from pooling.formats.xml_tree import Node, parse_xml, unique_rows
-from pooling.tables import TOPICS_SCHEMA
 
 HINT = "Expected NTCIR topics like <TOPIC><NUM>0001</NUM><TITLE>…</TITLE><DESC>…</DESC><NARR>…</NARR></TOPIC>."
 USED = {"num", "title", "desc", "narr"}

@@ -33,6 +33,7 @@ from pooling.formats.source import (
     strip_compression_suffix,
 )
 from pooling.formats.topic_map import MappedCount, TopicMap
+from pooling.formats.trec_eval_text import parse_run_rows
 from pooling.formats.trec_run import Dedupe, ParsedRun, apply_dedupe, parse_trec_run
 
 RunNames = Literal["tag", "file"]
@@ -270,8 +271,6 @@ def read_run_file(path: PathLike, reading: RunReading, dialect: Dialect = "stric
 
 def _trec_eval_runs(data: bytes, source: str, reading: RunReading) -> list[ParsedRun]:
     """trec_eval's lenient parse, then the options: one run (tag of the last line), or per tag."""
-    from pooling.evaluation.trec_input import parse_run_rows
-
     table = parse_run_rows(data, source)
     used: dict[str, str] = {}
     if reading.topic_map is not None:

@@ -19,8 +19,8 @@ import pyarrow as pa
 
 from pooling.errors import FormatError, Problem
 from pooling.formats.common import ProblemLog, extra_json, iter_lines
+from pooling.formats.schemas import DOCUMENTS_SCHEMA, QRELS_SCHEMA, TOPICS_SCHEMA
 from pooling.formats.source import PathLike, display_name
-from pooling.tables import DOCUMENTS_SCHEMA, QRELS_SCHEMA, TOPICS_SCHEMA
 
 FIELD = re.compile(r"^\.([A-Z])(?:\s+(.*))?$")
 NAMES = {"T": "title", "A": "authors", "B": "source", "W": "text", "X": "references",

@@ -30,8 +30,8 @@ from pooling.formats.common import (
     paragraphs,
     table_of,
 )
+from pooling.formats.schemas import DOCUMENTS_SCHEMA
 from pooling.formats.source import PathLike, display_name
-from pooling.tables import DOCUMENTS_SCHEMA
 
 DOC_TAG = re.compile(r"<(/?)DOC(?:\s[^<>]*)?>", re.IGNORECASE)
 OPEN_TAG = re.compile(r"<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>")

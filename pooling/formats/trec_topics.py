@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from pooling.formats.common import FirstSeen, ProblemLog, extra_json, iter_lines, paragraphs
+from pooling.formats.schemas import TOPICS_SCHEMA
 from pooling.formats.source import PathLike, display_name
-from pooling.tables import TOPICS_SCHEMA
 
 TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_-]*)\s*>")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pyarrow as pa
 
 from pooling.formats.common import ProblemLog, extra_json
+from pooling.formats.schemas import TOPICS_SCHEMA
 from pooling.formats.source import PathLike, display_name
 from pooling.formats.xml_tree import parse_xml
-from pooling.tables import TOPICS_SCHEMA
 
 HINT = ('Expected TREC Web topics like <topic number="151" type="faceted"><query>…</query>'
         "<description>…</description><subtopic number=\"1\" type=\"inf\">…</subtopic></topic>.")

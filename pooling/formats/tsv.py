@@ -22,8 +22,8 @@ from pooling.formats.common import (
     iter_lines,
     table_of,
 )
+from pooling.formats.schemas import DOCUMENTS_SCHEMA, TOPICS_SCHEMA
 from pooling.formats.source import PathLike, display_name
-from pooling.tables import DOCUMENTS_SCHEMA, TOPICS_SCHEMA
 
 TOPICS_HINT = "Expected topics as `query_id<TAB>text`, one a line, each query_id unique, no header."
 DOCUMENTS_HINT = (

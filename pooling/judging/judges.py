@@ -36,8 +36,8 @@ from pooling.judging.history import Judgment, effective_judgments, find_judge
 from pooling.judging.judgments import append_judgments
 from pooling.judging.queue import AdaptiveQueue, ListQueue, PairQueue, judged_by, round_queue
 from pooling.judging.rounds import Round, get_round
-from pooling.progress import NoProgress, Progress
 from pooling.store.core import Store, utcnow
+from pooling.terminal.progress import NoProgress, Progress
 
 BATCH = 32  # pairs per commit: small enough that a crash loses little, large enough to be cheap
 _NO_TOKEN = "model:"  # token_sha256 of a judge: no token hashes to it, so a judge cannot log in

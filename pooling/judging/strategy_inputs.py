@@ -60,7 +60,7 @@ def candidate_texts(store: Store, topics: Mapping[str, TopicRuns],
     """doc_id -> title and text of every candidate (and judged document) that has some."""
     # Here, not at the top: rounds import this module, and the backends package (HTTP client,
     # subprocess driver) is needed only by a round that reads text.
-    from pooling.judging.backends.learned import document_text
+    from pooling.strategies.text_classifier import document_text
 
     wanted = sorted({d for t in topics.values() for d in t.candidates()}
                     | {d for docs in judged.values() for d in docs})

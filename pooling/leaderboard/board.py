@@ -19,8 +19,8 @@ from pooling.leaderboard import stats
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.measures import parse_measures
-from pooling.progress import Progress
 from pooling.store.core import Store
+from pooling.terminal.progress import Progress
 
 DEFAULT_MEASURES = ("map", "P_10", "ndcg_cut_10")
 

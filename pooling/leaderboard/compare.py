@@ -96,7 +96,7 @@ def board_scores(
     """run_id -> mean of the spec's measure (cached in the store when no pool cut applies)."""
     from pooling.store.evaluate import evaluate_store
 
-    column = _column(spec.measure)
+    column = measure_column(spec.measure)
     if spec.depth is None and spec.round is None:
         result = evaluate_store(store, qrels=spec.qrels, runs=runs, measures=[spec.measure],
                                 missing_topics=missing_topics, relevance_level=relevance_level,
@@ -185,7 +185,8 @@ def correlation_table(scores: dict[str, dict[str, float]]) -> pa.Table:
         ("n_runs", pa.int64())]))
 
 
-def _column(measure: str) -> str:
+def measure_column(measure: str) -> str:
+    """The value column a measure name is reported under."""
     from pooling.measures import parse_measures
 
     columns = [c for m in parse_measures([measure]) for c in m.columns]

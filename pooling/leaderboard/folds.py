@@ -79,10 +79,10 @@ def cross_validate(
 
     folds: names of stored topic subsets to use as the folds instead of a seeded split.
     """
-    from pooling.leaderboard.compare import _column
+    from pooling.leaderboard.compare import measure_column
     from pooling.store.evaluate import evaluate_store
 
-    column = _column(measure)
+    column = measure_column(measure)
     run_ids = family_runs(store, family)
     topic_list = resolve_topic_selection(store, topics)
     result = evaluate_store(store, qrels=qrels, runs=run_ids, measures=[measure],

@@ -21,9 +21,9 @@ from pooling.evaluation import evaluate
 from pooling.evaluation.qrels_index import QrelsIndex
 from pooling.evaluation.results import RunEvaluation
 from pooling.measures import Kind, Measure, parse_measures
-from pooling.progress import NoProgress, Progress
 from pooling.store.core import Store, utcnow
 from pooling.store.streams import StoredRuns
+from pooling.terminal.progress import NoProgress, Progress
 
 # Values are written for this many runs at a time: few writes, and an interrupted evaluation
 # of many runs keeps what it finished.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from pooling.store.core import Store
+from pooling.store.database import Database
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class PriorImport:
         return name == self.target or name in self.target.split(",")
 
 
-def prior_imports(store: Store, kind: str, sha256: str) -> list[PriorImport]:
+def prior_imports(store: Database, kind: str, sha256: str) -> list[PriorImport]:
     """Earlier imports of content with this checksum (kind: 'run' or 'qrels'), oldest first."""
     rows = store.sql(
         "find imports of the same content",

@@ -23,15 +23,15 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from pooling import faults
 from pooling.errors import PoolingError, StoreError
 from pooling.formats.common import DEFAULT_BATCH_SIZE, FirstSeen, ProblemLog, extra_json
 from pooling.formats.jsonl import DOCUMENT_KEYS, TOPIC_KEYS
-from pooling.progress import NoProgress, Progress
-from pooling.store.core import Store, utcnow
+from pooling.formats.schemas import DOCUMENTS_SCHEMA, TOPICS_SCHEMA
+from pooling.store import faults
+from pooling.store.database import Database, utcnow
 from pooling.store.qrels import QrelsImport, save_qrels
 from pooling.store.texts import TextImport
-from pooling.tables import DOCUMENTS_SCHEMA, TOPICS_SCHEMA
+from pooling.terminal.progress import NoProgress, Progress
 
 
 class DocsMode(StrEnum):
@@ -93,7 +93,7 @@ class _Origin:
 
 
 def import_ir_dataset(
-    store: Store,
+    store: Database,
     dataset_id: str,
     *,
     docs: DocsMode | str = DocsMode.pooled,
@@ -150,7 +150,7 @@ def load_dataset(dataset_id: str) -> Any:
 
 
 # -- topics ---------------------------------------------------------------------------------
-def _import_topics(store: Store, dataset: Any, origin: _Origin) -> TextImport:
+def _import_topics(store: Database, dataset: Any, origin: _Origin) -> TextImport:
     if _done(store, "topics", origin):
         return TextImport("topics", origin.source, "already imported")
     log = ProblemLog(f"{origin.source} queries")
@@ -173,7 +173,7 @@ def _import_topics(store: Store, dataset: Any, origin: _Origin) -> TextImport:
 
 # -- qrels ----------------------------------------------------------------------------------
 def _import_qrels(
-    store: Store, dataset: Any, origin: _Origin, name: str | None, notes: list[str]
+    store: Database, dataset: Any, origin: _Origin, name: str | None, notes: list[str]
 ) -> QrelsImport | None:
     done = _done(store, "qrels", origin)
     if done:
@@ -239,7 +239,7 @@ ORDER BY doc_id
 
 
 def _import_documents(
-    store: Store,
+    store: Database,
     dataset: Any,
     origin: _Origin,
     qrels_version: str | None,
@@ -335,7 +335,7 @@ _TEXT_COLUMNS = {
 }
 
 
-def insert_texts(store: Store, kind: str, table: pa.Table, source: str) -> tuple[int, int]:
+def insert_texts(store: Database, kind: str, table: pa.Table, source: str) -> tuple[int, int]:
     """Add topics or documents with new ids; returns (added, already there).
 
     A repeated id keeps its first row. An id stored from another source with other content
@@ -372,7 +372,7 @@ def insert_texts(store: Store, kind: str, table: pa.Table, source: str) -> tuple
     return added, table.num_rows - added
 
 
-def _done(store: Store, kind: str, origin: _Origin) -> str | None:
+def _done(store: Database, kind: str, origin: _Origin) -> str | None:
     """The target of an earlier import of this kind from the dataset, if there was one."""
     row = store.one(
         "find import", "SELECT target FROM imports WHERE kind = ? AND source = ?",
@@ -381,7 +381,7 @@ def _done(store: Store, kind: str, origin: _Origin) -> str | None:
     return row[0] if row else None
 
 
-def _record(store: Store, kind: str, origin: _Origin, sha256: str, target: str, details: str) -> None:
+def _record(store: Database, kind: str, origin: _Origin, sha256: str, target: str, details: str) -> None:
     store.sql(
         "record import",
         "INSERT INTO imports (sha256, kind, source, target, imported_at, details) "

@@ -10,13 +10,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from pooling import faults
 from pooling.errors import StoreError
 from pooling.formats.source import display_name, read_file_bytes
 from pooling.formats.topic_map import TopicMap, details_json
 from pooling.formats.trec_qrels import check_unique_judgments, write_trec_qrels
 from pooling.output_files import write_text
-from pooling.store.core import Store, utcnow
+from pooling.store import faults
+from pooling.store.database import Database, utcnow
 from pooling.store.imports import already_imported, prior_imports, same_content_refusal
 
 
@@ -35,7 +35,7 @@ class QrelsImport:
 
 
 def import_qrels_file(
-    store: Store, path: str | Path, *, name: str | None = None, format: str | None = None,
+    store: Database, path: str | Path, *, name: str | None = None, format: str | None = None,
     grades: str | None = None, topic_map: TopicMap | None = None, allow_copy: bool = False,
 ) -> QrelsImport:
     """Import a qrels file as a new version (default name: the file name without suffixes).
@@ -74,7 +74,7 @@ def import_qrels_file(
 
 
 def save_qrels(
-    store: Store,
+    store: Database,
     table: pa.Table,
     name: str,
     *,
@@ -131,7 +131,7 @@ def save_qrels(
     return QrelsImport(name, "imported", table.num_rows, n_topics, tuple(scale))
 
 
-def set_default_qrels(store: Store, version: str) -> str:
+def set_default_qrels(store: Database, version: str) -> str:
     """Make `version` the qrels every command uses when none is named; returns its name.
 
     The default is the first version stored until this changes it, so deriving a version
@@ -144,7 +144,7 @@ def set_default_qrels(store: Store, version: str) -> str:
     return name
 
 
-def export_qrels(store: Store, out, version: str | None = None, *, header: bool = False) -> str:
+def export_qrels(store: Database, out, version: str | None = None, *, header: bool = False) -> str:
     """Write a qrels version (default: the store's default) as plain TREC qrels, the text every
     peer reads (trec_eval, pytrec_eval, ir_measures, ranx, trectools); returns its name.
 

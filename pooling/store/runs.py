@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from pooling import faults
 from pooling.errors import FormatError, InputFileError, Problem, StoreError
 from pooling.evaluation.kernel import line_facts
 from pooling.formats.run_files import (  # noqa: F401  (RunMeta, read_run_meta: re-exported)
@@ -36,9 +35,10 @@ from pooling.formats.source import (
 )
 from pooling.formats.topic_map import TopicMap, details_json
 from pooling.formats.trec_run import Dedupe, ParsedRun, parse_trec_run, split_checked
-from pooling.progress import NoProgress, Progress
-from pooling.store.core import Store, utcnow
+from pooling.store import faults
+from pooling.store.database import Database, utcnow
 from pooling.store.imports import already_imported, prior_imports, same_content_refusal
+from pooling.terminal.progress import NoProgress, Progress
 
 CHUNK_ROWS = 250_000
 KEEP_BYTES = 1 << 30  # file bytes kept in memory between planning and loading
@@ -84,7 +84,7 @@ class _Planned:
 
 
 def import_runs(
-    store: Store,
+    store: Database,
     files: list[str | Path],
     *,
     name: str | None = None,
@@ -150,7 +150,7 @@ def import_runs(
 
 
 def _load(
-    store: Store, item: _Planned, raw: bytes, data: bytes, reading: RunReading, progress: Progress
+    store: Database, item: _Planned, raw: bytes, data: bytes, reading: RunReading, progress: Progress
 ) -> tuple[list[tuple[str, str, int]], dict[str, str]]:
     """Insert one file's run(s): (run_id, tag, rows dropped) each, and the topic ids mapped."""
     if item.run_id is not None and raw is data and reading.topic_map is None:
@@ -188,7 +188,7 @@ def _refusal(failed: dict[str, FormatError], n_files: int) -> FormatError:
 
 
 def import_run_table(
-    store: Store,
+    store: Database,
     table: pa.Table,
     run_id: str,
     *,
@@ -222,7 +222,7 @@ def import_run_table(
 
 
 def _plan(
-    store: Store,
+    store: Database,
     files: list[str | Path],
     name: str | None,
     reading: RunReading,
@@ -348,7 +348,7 @@ WHERE q0 IN ('Q0', 'q0', '0') AND isfinite(score) AND tag = $tag
 
 
 def _insert_fast(
-    store: Store, item: _Planned, data: bytes, progress: Progress
+    store: Database, item: _Planned, data: bytes, progress: Progress
 ) -> list[tuple[str, str, int]] | None:
     """DuckDB reads the file into the table; None (rows removed) if anything is irregular."""
     n_lines, too_long, odd_whitespace = line_facts(data, MAX_LINE_BYTES)
@@ -372,7 +372,7 @@ def _insert_fast(
     return [(item.run_id, tag, 0)]
 
 
-def _stored_duplicates(store: Store, run_id: str) -> bool:
+def _stored_duplicates(store: Database, run_id: str) -> bool:
     """Any repeated (query_id, doc_id) in a stored run? (sorted 64-bit hashes; exact on a hit)"""
     hashed = store.con.execute(
         "SELECT hash(query_id, doc_id) AS h FROM run_results WHERE run_id = ?", [run_id]
@@ -390,12 +390,12 @@ def _stored_duplicates(store: Store, run_id: str) -> bool:
     return bool(row[0])
 
 
-def _delete_rows(store: Store, run_id: str) -> None:
+def _delete_rows(store: Database, run_id: str) -> None:
     store.sql("undo fast read", "DELETE FROM run_results WHERE run_id = ?", [run_id])
 
 
 def _insert_parsed(
-    store: Store, item: _Planned, run: ParsedRun, progress: Progress, run_id: str | None = None
+    store: Database, item: _Planned, run: ParsedRun, progress: Progress, run_id: str | None = None
 ) -> tuple[str, str, int]:
     """Insert a parsed run in chunks (progress and crash-test hooks between chunks)."""
     run_id = run_id or item.run_id or run.tag
@@ -425,7 +425,7 @@ def _insert_parsed(
 
 
 def _record_run(
-    store: Store, item: _Planned, run_id: str, tag: str, dedupe: str, dropped: int
+    store: Database, item: _Planned, run_id: str, tag: str, dedupe: str, dropped: int
 ) -> None:
     counts = store.one(
         "count run", "SELECT count(*), count(DISTINCT query_id) FROM run_results WHERE run_id = ?",
@@ -441,7 +441,7 @@ def _record_run(
     )
 
 
-def _summary(store: Store, run_id: str, source: str, dropped: int) -> ImportedRun:
+def _summary(store: Database, run_id: str, source: str, dropped: int) -> ImportedRun:
     n_rows, n_topics = store.one(
         "run counts",
         "SELECT n_rows, n_topics FROM runs WHERE run_id = ?", [run_id]
@@ -449,7 +449,7 @@ def _summary(store: Store, run_id: str, source: str, dropped: int) -> ImportedRu
     return ImportedRun(run_id, source, "imported", n_rows, n_topics, dropped)
 
 
-def _check_topics(store: Store, run_ids: list[str], strict: bool) -> list[str]:
+def _check_topics(store: Database, run_ids: list[str], strict: bool) -> list[str]:
     """Runs naming topics the store does not know: a warning, or an error with --strict."""
     if not run_ids:
         return []

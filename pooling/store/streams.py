@@ -20,7 +20,7 @@ from pooling.evaluation.ahead import Ahead
 from pooling.evaluation.inputs import RunStream
 
 if TYPE_CHECKING:
-    from pooling.store.core import Store
+    from pooling.store.database import Database
 
 RUN_ROWS = "SELECT query_id, doc_id, score FROM run_results WHERE run_id = ?"
 BATCH_ROWS = 1 << 20
@@ -36,7 +36,7 @@ class StoredRuns:
     Use as a context manager: leaving it stops the reader.
     """
 
-    def __init__(self, store: Store, run_ids: list[str]):
+    def __init__(self, store: Database, run_ids: list[str]):
         self._store = store
         self._run_ids = list(run_ids)
         rows = dict(store.con.execute(

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pooling import faults
 from pooling.errors import StoreError
 from pooling.formats import iter_documents, read_topics
 from pooling.formats.source import display_name, open_file
-from pooling.progress import NoProgress, Progress
-from pooling.store.core import Store, utcnow
+from pooling.store import faults
+from pooling.store.database import Database, utcnow
+from pooling.terminal.progress import NoProgress, Progress
 
 _FIELDS = {
     "topics": ("query_id", ["title", "description", "narrative", "extra"]),
@@ -32,21 +32,21 @@ class TextImport:
     unchanged: int = 0
 
 
-def import_topics(store: Store, path: str | Path, *, format: str | None = None,
+def import_topics(store: Database, path: str | Path, *, format: str | None = None,
                   **options: object) -> TextImport:
     """Add the topics of a file (TREC SGML, TSV or JSONL) to the store."""
     return _import(store, "topics", path, lambda: iter([read_topics(path, format, **options)]), NoProgress())
 
 
 def import_documents(
-    store: Store, path: str | Path, *, format: str | None = None, progress: Progress | None = None
+    store: Database, path: str | Path, *, format: str | None = None, progress: Progress | None = None
 ) -> TextImport:
     """Add the documents of a file (JSONL, TSV or TREC SGML), streamed in batches."""
     batches = lambda: (pa.Table.from_batches([b]) for b in iter_documents(path, format))  # noqa: E731
     return _import(store, "documents", path, batches, progress or NoProgress())
 
 
-def _import(store: Store, kind: str, path, tables, progress: Progress) -> TextImport:
+def _import(store: Database, kind: str, path, tables, progress: Progress) -> TextImport:
     source = display_name(path)
     sha = _sha256(path)
     done = store.one(

@@ -2,7 +2,7 @@
 time as HiCAL does).
 
 Per topic, a classifier (the learned judge's TF-IDF + logistic regression,
-`pooling.judging.backends.learned.model`) is trained on the topic's judgments so far, and the
+`pooling.strategies.text_classifier.model`) is trained on the topic's judgments so far, and the
 unjudged candidate it finds most likely relevant is judged next. Training is batched as in
 BMI: a model trained on n judgments serves the next max(1, ceil(growth * n)) documents before
 the next training, so trainings grow with the log of the judgments (growth=0: retrain after
@@ -43,7 +43,7 @@ class CALSelector:
 
     def __init__(self, topic: TopicRuns, texts: Mapping[str, str], cold: Selector, growth: float,
                  relevant_from: int):
-        from pooling.judging.backends.learned import model
+        from pooling.strategies.text_classifier import model
 
         self._model = model
         # Each document is tokenised once, by the learned judge's own analyser, rather than at

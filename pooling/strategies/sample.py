@@ -6,7 +6,7 @@ sampling by rank: each candidate falls in the stratum of its best rank over the 
 permutations of the strata so that every prefix of k judgments is a stratified simple random
 sample, with n_h(k) documents from stratum h allocated in proportion to `weights`.
 A document's inclusion probability at budget k is therefore n_h(k) / N_h, which
-`inclusion_probabilities` records for the estimators in `pooling.estimators`.
+`inclusion_probabilities` records for the estimators in `pooling.measures.estimators`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 
 from pooling.errors import FormatError
 from pooling.formats.jsonl import read_jsonl_documents, read_jsonl_topics
-from pooling.tables import DOCUMENTS_SCHEMA, TOPICS_SCHEMA
+from pooling.formats.schemas import DOCUMENTS_SCHEMA, TOPICS_SCHEMA
 
 
 def test_topic_aliases_map_to_canonical_columns_and_other_keys_go_to_extra(make_file):

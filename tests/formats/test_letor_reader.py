@@ -6,7 +6,7 @@ import pytest
 
 from pooling.errors import FormatError
 from pooling.formats.letor import feature_run, read_letor
-from pooling.tables import QRELS_SCHEMA, RUN_SCHEMA
+from pooling.formats.schemas import QRELS_SCHEMA, RUN_SCHEMA
 
 LETOR4 = """\
 2 qid:10032 1:0.056537 2:0.000000 3:0.666667 # docid = GX029-35-5894638 inc = 0.0119881192468859 prob = 0.139842

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from pooling.errors import FormatError
+from pooling.formats.schemas import DOCUMENTS_SCHEMA
 from pooling.formats.trec_docs import iter_trec_documents, read_trec_documents
-from pooling.tables import DOCUMENTS_SCHEMA
 
 NEWSWIRE = """\
 <DOC>

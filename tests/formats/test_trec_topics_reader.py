@@ -7,8 +7,8 @@ import json
 import pytest
 
 from pooling.errors import FormatError
+from pooling.formats.schemas import TOPICS_SCHEMA
 from pooling.formats.trec_topics import read_trec_topics
-from pooling.tables import TOPICS_SCHEMA
 
 ROBUST_STYLE = """\
 <top>

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pooling.errors import FormatError
+from pooling.formats.schemas import DOCUMENTS_SCHEMA, TOPICS_SCHEMA
 from pooling.formats.tsv import iter_tsv_documents, read_tsv_documents, read_tsv_topics
-from pooling.tables import DOCUMENTS_SCHEMA, TOPICS_SCHEMA
 
 
 def test_topic_text_becomes_the_title_and_blank_lines_are_skipped(make_file):

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pooling.estimators import EstimatorError, statap, xinfap
+from pooling.measures.estimators import EstimatorError, statap, xinfap
 from pooling.strategies import get_strategy
 from pooling.strategies.replays import mean_ap, parse_topics, prepare
 

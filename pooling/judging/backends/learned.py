@@ -20,33 +20,19 @@ import numpy as np
 import pyarrow as pa
 
 from pooling.judging.backends.base import JudgeError, Pair, Verdict, at_least, failed, ok
+from pooling.strategies import text_classifier
+from pooling.strategies.text_classifier import SEED, document_text, sklearn_parts
 
 TRAINING_COLUMNS = ("query_id", "doc_id", "grade", "doc_title", "doc_text")
-SEED = 0
 
 
 def _sklearn() -> Any:
-    try:
-        import sklearn.feature_extraction.text as text
-        import sklearn.linear_model as linear
-        import sklearn.pipeline as pipeline
-    except ImportError as exc:
-        raise JudgeError("the learned judge needs scikit-learn; install the extra with "
-                         "`pip install 'pooling[learned]'`") from exc
-    return text, linear, pipeline
+    return sklearn_parts(JudgeError)
 
 
 def model() -> Any:
-    """An unfitted per-topic classifier: TF-IDF (sublinear tf) then logistic regression."""
-    text, linear, pipeline = _sklearn()
-    return pipeline.make_pipeline(
-        text.TfidfVectorizer(sublinear_tf=True, strip_accents="unicode"),
-        linear.LogisticRegression(class_weight="balanced", max_iter=1000, random_state=SEED))
-
-
-def document_text(title: str | None, text: str | None) -> str:
-    """What the classifier reads of a document: its title and text."""
-    return "\n".join(t for t in (title, text) if t)
+    """An unfitted per-topic classifier (`pooling.strategies.text_classifier.model`)."""
+    return text_classifier.model(JudgeError)
 
 
 def training_by_topic(training: pa.Table, relevant_from: int) -> dict[str, tuple[list[str], np.ndarray]]:

@@ -199,7 +199,7 @@ def read_texts(path: str) -> dict[str, str]:
     """doc_id -> title and text of a documents file (any format `pooling import docs` reads),
     as the learned judge and `cal` read them; documents without any text are left out."""
     from pooling.formats import read_documents
-    from pooling.judging.backends.learned import document_text
+    from pooling.strategies.text_classifier import document_text
 
     table = read_documents(path)
     texts = {d: document_text(title, text) for d, title, text in zip(

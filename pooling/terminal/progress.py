@@ -44,7 +44,7 @@ class RichProgress:
             Progress as _Progress,
         )
 
-        from pooling.console import Console
+        from pooling.terminal.console import Console
 
         self._bar = _Progress(
             TextColumn("{task.description}"),

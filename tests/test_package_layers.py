@@ -1,0 +1,186 @@
+"""The package is built in floors: no module imports one that imports it back, no floor
+imports a floor above it, and no module reaches for another module's private names.
+
+Every module of `pooling` is read as source (its AST), and every import counts: at top level
+and inside functions alike. Imports under `if TYPE_CHECKING:` are annotations only (they
+never run) and are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pooling
+
+PACKAGE = Path(pooling.__file__).parent
+
+# The floors, bottom to top. A module sits on the floor of the longest entry its dotted name
+# (below `pooling.`) starts with, and may import only from its own floor or the ones below.
+FLOORS: list[list[str]] = [
+    ["errors", "terminal", "output_files"],  # the error tree; printing to a terminal; atomic files
+    ["runner"],  # where work runs: this process or a Ray cluster; knows no domain
+    ["formats"],  # file formats in, canonical Arrow tables out
+    ["agreement"],  # statistics of agreement between label sets and between system rankings
+    ["strategies"],  # pooling strategies, and their replays against existing qrels
+    ["measures"],  # measure definitions, and estimators over a strategy's sample
+    ["evaluation"],  # trec_eval-exact evaluation of runs against qrels
+    ["store"],  # the DuckDB test collection
+    ["judging"],  # rounds, assessors, judges, judgments
+    # Agreement and triage read from a store: the label sets of stored judges, people, qrels.
+    ["agreement.sources", "agreement.label_agreement", "agreement.triage"],
+    ["leaderboard"],  # systems ranked, compared and tested for significance
+    ["web"],  # the judging server
+    ["cli", "__main__"],  # the command line
+]
+
+# Private names imported across modules that remain, each to be removed where it lives.
+# Only pooling/judging and pooling/web may appear here: those packages are being made one
+# judging core, which removes these.
+PRIVATE_ALLOWED = {
+    ("pooling.judging.judgments", "pooling.judging.history", "_replay"),
+    ("pooling.web.api_views", "pooling.web.campaign", "_submission_id"),
+    ("pooling.web.live", "pooling.web.campaign", "_grades"),
+    ("pooling.web.live", "pooling.web.campaign", "_note"),
+    ("pooling.web.live", "pooling.web.campaign", "_seconds"),
+    ("pooling.web.live", "pooling.web.campaign", "_submission_id"),
+    ("pooling.web.live", "pooling.web.campaign", "_topic"),
+}
+
+
+def module_names() -> dict[str, Path]:
+    """Dotted name -> source file, for every module and package of pooling."""
+    names = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = path
+    return names
+
+
+MODULES = module_names()
+# Compiled modules (the C kernel) are modules too: importing one is no private-name import.
+EXTENSIONS = {".".join([*p.relative_to(PACKAGE.parent).parts[:-1], p.name.split(".")[0]])
+              for p in PACKAGE.rglob("*.so")}
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The ids of the import nodes under `if TYPE_CHECKING:`."""
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(inner) for inner in ast.walk(node))
+    return skipped
+
+
+def _absolute(module: str | None, level: int, importer: str, is_package: bool) -> str:
+    if level == 0:
+        return module or ""
+    base = importer.split(".")
+    base = base if is_package else base[:-1]
+    base = base[:len(base) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def imports_of(name: str) -> tuple[set[str], set[tuple[str, str]]]:
+    """The pooling modules `name` imports, and (module, private name) pairs it takes from
+    other modules: `from m import _x` and `m._x` where m is a module it imported."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text())
+    skipped = _type_checking_only(tree)
+    modules: set[str] = set()
+    private: set[tuple[str, str]] = set()
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            source = _absolute(node.module, node.level, name, path.name == "__init__.py")
+            if source.split(".")[0] != "pooling":
+                continue
+            for alias in node.names:
+                full = f"{source}.{alias.name}"
+                if full in MODULES or full in EXTENSIONS:
+                    modules.add(full)
+                    aliases[alias.asname or alias.name] = full
+                else:
+                    modules.add(source)
+                    if alias.name.startswith("_") and source != name:
+                        private.add((source, alias.name))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "pooling":
+                    modules.add(alias.name)
+                    if alias.asname:
+                        aliases[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            dotted = ast.unparse(node.value)
+            head, _, rest = dotted.partition(".")
+            target = aliases.get(head, head) + (f".{rest}" if rest else "")
+            if target in MODULES and target != name:
+                private.add((target, node.attr))
+    return {m for m in modules if m in MODULES and m != name}, private
+
+
+GRAPH = {name: imports_of(name) for name in MODULES}
+
+
+def floor_of(name: str) -> int:
+    """The index in FLOORS of the module's floor (the longest matching entry)."""
+    inner = name.removeprefix("pooling").removeprefix(".")
+    best, level = -1, None
+    for index, entries in enumerate(FLOORS):
+        for entry in entries:
+            if (inner == entry or inner.startswith(entry + ".")) and len(entry) > best:
+                best, level = len(entry), index
+    assert level is not None, f"{name} is on no floor; add its package to FLOORS"
+    return level
+
+
+def test_no_module_imports_one_that_imports_it():
+    state: dict[str, str] = {}
+    cycles = []
+
+    def visit(module: str, path: list[str]) -> None:
+        if state.get(module) == "done":
+            return
+        if state.get(module) == "open":
+            cycles.append(" -> ".join([*path[path.index(module):], module]))
+            return
+        state[module] = "open"
+        for other in sorted(GRAPH[module][0]):
+            visit(other, [*path, module])
+        state[module] = "done"
+
+    for module in sorted(GRAPH):
+        visit(module, [])
+    assert cycles == []
+
+
+def test_every_module_sits_on_a_floor_and_imports_only_its_own_floor_or_below():
+    upward = [f"{name} (floor {floor_of(name)}) imports {other} (floor {floor_of(other)})"
+              for name, (imported, _) in sorted(GRAPH.items()) for other in sorted(imported)
+              if other != "pooling" and name != "pooling" and floor_of(other) > floor_of(name)]
+    assert upward == []
+
+
+def test_the_package_itself_reaches_only_for_its_entry_points():
+    """`import pooling` offers evaluate and Store; nothing below imports the package root."""
+    importers = [name for name, (imported, _) in GRAPH.items() if "pooling" in imported]
+    assert importers == []
+
+
+def test_no_module_imports_another_modules_private_names():
+    found = {(name, source, private) for name, (_, taken) in GRAPH.items()
+             for source, private in taken}
+    assert {f for f in found if f not in PRIVATE_ALLOWED} == set()
+    assert {f[0].split(".")[1] for f in PRIVATE_ALLOWED} <= {"judging", "web"}
+
+
+def test_the_floor_list_names_only_packages_and_modules_that_exist():
+    for entries in FLOORS:
+        for entry in entries:
+            assert f"pooling.{entry}" in MODULES, f"FLOORS names {entry}, which is not a module"
