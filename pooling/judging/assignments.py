@@ -13,7 +13,7 @@ rule is written once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -32,6 +32,7 @@ class Assignments:
     whole: dict[str, set[str]]  # assessor -> topics assigned whole
     overlap: dict[str, dict[str, set[str]]]  # assessor -> topic -> overlap doc_ids
     positions: dict[str, list[int]] | None = None  # query_id -> positions, beside `queue`
+    _queued: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)  # sets of `queue`
 
     def has_topic(self, assessor_id: str, role: str | None, query_id: str) -> bool:
         """Whether this person works on the topic (an organiser: every topic of the round)."""
@@ -53,10 +54,20 @@ class Assignments:
 
     def may_judge(self, assessor_id: str, role: str | None, query_id: str, doc_id: str) -> bool:
         """Whether this person may see and judge this queued document."""
-        if role == ORGANISER:
-            return doc_id in self.queue.get(query_id, ())
-        docs = self.docs_for(assessor_id, role, query_id)
-        return docs is not None and doc_id in docs
+        if role is None:  # unknown people may judge nothing
+            return False
+        if role == ORGANISER or query_id in self.whole.get(assessor_id, ()):
+            return doc_id in self._queued_in(query_id)
+        return (doc_id in self.overlap.get(assessor_id, {}).get(query_id, ())
+                and doc_id in self._queued_in(query_id))  # (`docs_for`, without the list)
+
+    def _queued_in(self, query_id: str) -> frozenset[str]:
+        """A topic's queued documents as a set, made when first asked (a batch asks for
+        thousands of rows; the judging server for each judgment)."""
+        found = self._queued.get(query_id)
+        if found is None:
+            found = self._queued.setdefault(query_id, frozenset(self.queue.get(query_id, ())))
+        return found
 
     def topics_of(self, assessor_id: str) -> set[str]:
         """The topics an assessor has work in (whole or overlap)."""
@@ -151,6 +162,53 @@ def assigned_items(store: Store, round_id: str, assessor_id: str) -> pa.Table:
     """An assessor's work in a round: query_id, doc_id, position, role (primary|overlap)."""
     loaded = load_assignments(store, round_id, assessor_id=assessor_id, positions=True)
     return loaded.items(assessor_id)
+
+
+def topics_by_round(store: Store, assessor_id: str) -> dict[str, list[str]]:
+    """The rounds and topics a person has work in: round_id -> query_ids, both in id order."""
+    out: dict[str, list[str]] = {}
+    for round_id, query_id in store.sql(
+            "my topics", "SELECT DISTINCT round_id, query_id FROM assignments WHERE assessor_id = ? "
+            "ORDER BY round_id, query_id", [assessor_id]).fetchall():
+        out.setdefault(round_id, []).append(query_id)
+    return out
+
+
+def round_people(store: Store, round_id: str) -> list[str]:
+    """The people with work assigned in a round, by assessor_id."""
+    return [r[0] for r in store.sql(
+        "round assessors", "SELECT DISTINCT assessor_id FROM assignments WHERE round_id = ? "
+        "ORDER BY 1", [round_id]).fetchall()]
+
+
+def members_by_round(store: Store) -> dict[str, frozenset[str]]:
+    """round_id -> the people with work assigned in it."""
+    members: dict[str, set[str]] = {}
+    for r, a in store.sql("round members", "SELECT DISTINCT round_id, assessor_id "
+                                           "FROM assignments").fetchall():
+        members.setdefault(r, set()).add(a)
+    return {r: frozenset(people) for r, people in members.items()}
+
+
+# Per round, a fingerprint of everything `load_assignments` reads of it: its row, its queue
+# and who works on what. Sums of row hashes: any change to any row changes them, in whatever
+# order.
+_FINGERPRINTS = """
+    WITH r AS (SELECT round_id, hash(rounds) AS h FROM rounds),
+    p AS (SELECT round_id, count(*) AS n, sum(hash(query_id, doc_id, position)::HUGEINT) AS h
+          FROM pool_entries GROUP BY round_id),
+    a AS (SELECT round_id, count(*) AS n,
+                 sum(hash(assessor_id, query_id, doc_id, role)::HUGEINT) AS h
+          FROM assignments GROUP BY round_id)
+    SELECT round_id, r.h, p.n, p.h, a.n, a.h
+    FROM r FULL JOIN p USING (round_id) FULL JOIN a USING (round_id)
+"""
+
+
+def fingerprints(store: Store) -> dict[str, tuple]:
+    """round_id -> the fingerprint of its row, queue and assignments: what was loaded of a
+    round is out of date when its fingerprint changed."""
+    return {row[0]: row[1:] for row in store.sql("round fingerprints", _FINGERPRINTS).fetchall()}
 
 
 def not_assigned(rnd: Round, assessor_id: str, query_id: str, doc_id: str) -> str:

@@ -178,7 +178,7 @@ def import_batch(store: Store, round_id: str, assessor_id: str, path: str | Path
                               "again.")
         # Each row's id is derived from its content, so a stored id is the same judgment;
         # rows are numbered in file order, interleaving safely with the server's judgments.
-        return counted(write(store.con, batch.judgments))
+        return counted(write(store.con, batch.judgments, as_table=True))
 
 
 def _batch_rows(path: str | Path, source: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -16,7 +16,9 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
+
+import pyarrow as pa
 
 from pooling.errors import StoreError, SubmissionConflict  # noqa: F401  (re-exported)
 from pooling.judging.assignments import (  # noqa: F401  (re-exported: the judgments API)
@@ -47,11 +49,10 @@ from pooling.judging.validation import (  # noqa: F401  (re-exported)
 from pooling.store.core import Store, utcnow
 
 Key = tuple[str, str]  # (assessor_id, submission_id): a submission's identity
-INSERT_ROWS = 1000  # judgments per statement: in one vector, so numbered in the order sent
+VALUES_ROWS = 512  # judgments bound as values in one statement (a group commit's at most)
 
 
-@dataclass(frozen=True)
-class Written:
+class Written(NamedTuple):
     """A submission's outcome: its seq when stored now, None when it was already stored."""
 
     seq: int | None
@@ -66,37 +67,60 @@ def key(j: Judgment) -> Key:
 
 # -- writing -------------------------------------------------------------------------------
 
-_COLUMNS = ("submission_id, round_id, query_id, doc_id, assessor_id, kind, grade, seconds, note, "
-            "judged_at, probability, rationale")
-_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_COLUMNS = ("submission_id", "round_id", "query_id", "doc_id", "assessor_id", "kind", "grade",
+            "seconds", "note", "judged_at", "probability", "rationale")
+_TYPES = (pa.string(), pa.string(), pa.string(), pa.string(), pa.string(), pa.string(), pa.int64(),
+          pa.float64(), pa.string(), pa.timestamp("us"), pa.float64(), pa.string())
+_ROWS_VIEW = "_judgments_in"
 
 
-def _insert_sql(rows: int) -> str:
-    """Step "insert judgments": `rows` judgments in one statement. A row whose (assessor,
-    submission id) is stored already is skipped by the primary key (`OR IGNORE`); RETURNING
-    names the rows stored, with the seq each was given (in the order of the rows)."""
-    return (f"INSERT OR IGNORE INTO judgments ({_COLUMNS}) VALUES {', '.join([_ROW] * rows)} "
+def _insert_sql(rows: str, columns: Sequence[str] = _COLUMNS) -> str:
+    """Step "insert judgments": judgments `rows` (a VALUES list or a SELECT) in one statement.
+    A row whose (assessor, submission id) is stored already is skipped by the primary key
+    (`OR IGNORE`); RETURNING names the rows stored, with the seq each was given."""
+    return (f"INSERT OR IGNORE INTO judgments ({', '.join(columns)}) {rows} "
             "RETURNING assessor_id, submission_id, seq")
 
 
-def insert(con: Any, items: Sequence[Judgment], judged_at: datetime | None = None) -> dict[Key, int]:
-    """Store judgments whose keys are distinct (see `first_of`), in order; returns the key
-    and seq of each row stored now (the others were stored already). One statement per
-    `INSERT_ROWS` judgments, so a caller that needs one commit for a group of up to that
-    many (the server's group commits) runs it outside a transaction; con is a store's
-    connection or a cursor of it."""
+def _values(j: Judgment, now: datetime) -> list[object]:
+    """A judgment's row, in `_COLUMNS` order (a retract stores no grade)."""
+    return [j.submission_id, j.round_id, j.query_id, j.doc_id, j.assessor_id, j.kind,
+            j.grade if j.kind == "judge" else None, j.seconds, j.note, now, j.probability,
+            j.rationale]
+
+
+def insert(con: Any, items: Sequence[Judgment], judged_at: datetime | None = None, *,
+           as_table: bool | None = None) -> dict[Key, int]:
+    """Store judgments whose keys are distinct (see `first_of`), numbered in the order given;
+    returns the key and seq of each row stored now (the others were stored already). con is
+    a store's connection or a cursor of it.
+
+    One statement either way: the judgments as bound values (the server's group commits of
+    up to `VALUES_ROWS`, run outside a transaction so that the statement is the commit), or
+    as an Arrow table numbered from the store's judgment sequence beforehand (a batch file:
+    binding a dozen values per row costs more than the insert itself). as_table: which one;
+    None: the table for more than `VALUES_ROWS` judgments."""
     now = judged_at or utcnow()
-    seqs: dict[Key, int] = {}
-    for start in range(0, len(items), INSERT_ROWS):
-        chunk = items[start:start + INSERT_ROWS]
-        params: list[object] = []
-        for j in chunk:
-            params += [j.submission_id, j.round_id, j.query_id, j.doc_id, j.assessor_id, j.kind,
-                       j.grade if j.kind == "judge" else None, j.seconds, j.note, now,
-                       j.probability, j.rationale]
-        seqs.update({(a, s): seq for a, s, seq in
-                     con.execute(_insert_sql(len(chunk)), params).fetchall()})
-    return seqs
+    if not items:
+        return {}
+    if not (len(items) > VALUES_ROWS if as_table is None else as_table):
+        rows = "VALUES " + ", ".join(["(" + ", ".join(["?"] * len(_COLUMNS)) + ")"] * len(items))
+        params = [value for j in items for value in _values(j, now)]
+        return {(a, s): seq for a, s, seq in con.execute(_insert_sql(rows), params).fetchall()}
+    # Numbers taken one by one from the sequence, so they interleave safely with judgments
+    # that the judging server stores meanwhile; sorted, they follow the order given.
+    taken = con.execute("SELECT nextval('judgment_seq') FROM range(?)", [len(items)]).fetchnumpy()
+    columns = zip(*(_values(j, now) for j in items), strict=True)
+    table = pa.table([pa.array(c, t) for c, t in zip(columns, _TYPES, strict=True)]
+                     + [pa.array(sorted(int(n) for n in taken[next(iter(taken))]), pa.int64())],
+                     names=[*_COLUMNS, "seq"])
+    con.register(_ROWS_VIEW, table)
+    try:
+        select = f"SELECT {', '.join(_COLUMNS)}, seq FROM {_ROWS_VIEW}"
+        found = con.execute(_insert_sql(select, (*_COLUMNS, "seq"))).fetchall()
+    finally:
+        con.unregister(_ROWS_VIEW)
+    return {(a, s): seq for a, s, seq in found}
 
 
 def first_of(items: Iterable[Judgment]) -> list[Judgment]:
@@ -129,11 +153,12 @@ def outcomes(items: Sequence[Judgment], seqs: Mapping[Key, int],
     return out
 
 
-def write(con: Any, items: Sequence[Judgment], judged_at: datetime | None = None) -> list[Outcome]:
+def write(con: Any, items: Sequence[Judgment], judged_at: datetime | None = None, *,
+          as_table: bool | None = None) -> list[Outcome]:
     """`insert` then `outcomes`: store what is new and say what became of each judgment."""
     unique = first_of(items)
-    seqs = insert(con, unique, judged_at)
-    stored = stored_submissions(con, [key(j) for j in unique if key(j) not in seqs])
+    seqs = insert(con, unique, judged_at, as_table=as_table)
+    stored = stored_submissions(con, [k for k in map(key, unique) if k not in seqs])
     return outcomes(items, seqs, stored)
 
 

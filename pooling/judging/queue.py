@@ -255,8 +255,9 @@ def static_topic_queue(rnd: Round, query_id: str, docs: Sequence[str],
                        mine: Mapping[str, tuple[int, int]]) -> TopicQueue:
     """A person's `TopicQueue` from their current judgments of the topic, doc_id -> (grade,
     seq): the stopping rule reads their grades in the order they were made."""
-    grades = [g for g, _ in sorted(mine.values(), key=lambda t: t[1])]
-    return TopicQueue(query_id, docs, mine, ended=stopped(rnd, grades))
+    ended = bool(rnd.params.get("stop_after")) and stopped(
+        rnd, [g for g, _ in sorted(mine.values(), key=lambda t: t[1])])
+    return TopicQueue(query_id, docs, mine, ended=ended)
 
 
 class ChosenQueue:

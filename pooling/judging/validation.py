@@ -38,7 +38,8 @@ class JudgmentRefused(StoreError):
 
 def on_scale(rnd: Round, grade: object) -> bool:
     """Whether `grade` is one of the round's grades (an integer, never a boolean)."""
-    return not isinstance(grade, bool) and isinstance(grade, Integral) and grade in rnd.grades
+    whole = type(grade) is int or (isinstance(grade, Integral) and not isinstance(grade, bool))
+    return whole and grade in rnd.grades
 
 
 def scale_hint(rnd: Round) -> str:

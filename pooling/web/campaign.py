@@ -17,7 +17,13 @@ from markupsafe import Markup
 
 from pooling.errors import StoreError
 from pooling.judging import validation
-from pooling.judging.assignments import Assignments, assigned_items, load_assignments
+from pooling.judging.assignments import (
+    Assignments,
+    assigned_items,
+    load_assignments,
+    round_people,
+    topics_by_round,
+)
 from pooling.judging.judgments import (
     JudgmentRefused,
     append_judgments,
@@ -167,15 +173,7 @@ def topic_of(store: Store, query_id: str) -> Topic:
 
 def assessor_rounds(store: Store, assessor_id: str) -> list[RoundProgress]:
     """The rounds and topics assigned to an assessor, with progress and whether each is done."""
-    pairs = store.sql(
-        "my topics",
-        "SELECT DISTINCT round_id, query_id FROM assignments WHERE assessor_id = ? "
-        "ORDER BY round_id, query_id",
-        [assessor_id],
-    ).fetchall()
-    by_round: dict[str, list[str]] = {}
-    for round_id, query_id in pairs:
-        by_round.setdefault(round_id, []).append(query_id)
+    by_round = topics_by_round(store, assessor_id)
     titles = dict(store.sql("topic titles", "SELECT query_id, title FROM topics").fetchall())
     out = []
     for round_id, queries in by_round.items():
@@ -310,9 +308,7 @@ def _round_status(store: Store, rnd: Round) -> RoundStatus:
     queued = store.one("queued", "SELECT count(*) FROM pool_entries WHERE round_id = ?", [rnd.round_id])
     judged = effective_judgments(store, rnd.round_id)
     pairs = set(zip(judged["query_id"].to_pylist(), judged["doc_id"].to_pylist(), strict=True))
-    people = [r[0] for r in store.sql(
-        "round assessors", "SELECT DISTINCT assessor_id FROM assignments WHERE round_id = ? ORDER BY 1",
-        [rnd.round_id]).fetchall()]
+    people = round_people(store, rnd.round_id)
     return RoundStatus(rnd.round_id, rnd.strategy, rnd.adaptive, rnd.grades, len(rnd.topics),
                        queued[0], len(pairs), people)
 

@@ -33,9 +33,15 @@ import duckdb
 
 from pooling.errors import PoolingError, SubmissionConflict
 from pooling.judging import validation
-from pooling.judging.assignments import Assignments, load_assignments
+from pooling.judging.assignments import (
+    Assignments,
+    fingerprints,
+    load_assignments,
+    members_by_round,
+)
 from pooling.judging.history import replay
 from pooling.judging.judgments import (
+    VALUES_ROWS,
     Judgment,
     Written,
     first_of,
@@ -62,7 +68,7 @@ from pooling.web.highlight import highlight, query_terms
 from pooling.web.session_writes import UNREAD_BY_PAGES
 from pooling.web.topic_order import in_topic_order
 
-MAX_BATCH = 512
+MAX_BATCH = VALUES_ROWS  # a group commit is one statement of bound values
 DOC_CACHE = 20_000
 
 # The store tables the pages' memory is made of. A change to a round's row, queue or
@@ -73,19 +79,6 @@ HELD_TABLES = ROUND_TABLES | {"judgments", "topics", "documents"}
 # pages at all; a change to a table in neither set drops everything, to be safe.
 BOOK_TABLES = frozenset({"assessors", "ended_sessions"})
 NOT_HELD_TABLES = BOOK_TABLES | UNREAD_BY_PAGES
-
-# Per round, a fingerprint of everything its view is made of: its row, its queue and who
-# works on what. Sums of row hashes: any change to any row changes them, in whatever order.
-_FINGERPRINTS = """
-    WITH r AS (SELECT round_id, hash(rounds) AS h FROM rounds),
-    p AS (SELECT round_id, count(*) AS n, sum(hash(query_id, doc_id, position)::HUGEINT) AS h
-          FROM pool_entries GROUP BY round_id),
-    a AS (SELECT round_id, count(*) AS n,
-                 sum(hash(assessor_id, query_id, doc_id, role)::HUGEINT) AS h
-          FROM assignments GROUP BY round_id)
-    SELECT round_id, r.h, p.n, p.h, a.n, a.h
-    FROM r FULL JOIN p USING (round_id) FULL JOIN a USING (round_id)
-"""
 
 # (seq, kind, grade): one event of an assessor's history of one document, in seq order.
 Event = tuple[int, str, int | None]
@@ -125,7 +118,7 @@ class LiveCampaign:
         self._fetched: set[tuple[str, str]] = set()  # (round, topic) whose documents were read
         self.generation = 0
         self._refreshing = threading.Lock()
-        self._fingerprints = gate.run_sync(_fingerprints)
+        self._fingerprints = gate.run_sync(fingerprints)
         # What was read from the store, for those who check what a change costs.
         self.round_loads: Counter[str] = Counter()  # round_id -> its views loaded
         self.history_loads: Counter[str] = Counter()  # round_id -> histories loaded of it
@@ -144,7 +137,7 @@ class LiveCampaign:
             changed: set[str] = set()
             if everything or tables & ROUND_TABLES:
                 try:
-                    now = self.gate.run_sync(_fingerprints)
+                    now = self.gate.run_sync(fingerprints)
                 except PoolingError:  # cannot tell which rounds changed: all of them did
                     now, everything = {}, True
                 changed = {r for r in now.keys() | self._fingerprints.keys()
@@ -208,7 +201,7 @@ class LiveCampaign:
         with self._lock:
             members, generation = self._members, self.generation
         if members is None:
-            members = self._store(_load_members)
+            members = self._store(members_by_round)
             with self._lock:
                 if generation == self.generation:
                     self._members = members
@@ -391,20 +384,6 @@ class LiveCampaign:
             if all(e[0] != seq for e in doc_events):
                 doc_events.append((seq, j.kind, j.grade))
                 doc_events.sort()
-
-
-def _fingerprints(store: Store) -> dict[str, tuple]:
-    """round_id -> the fingerprint of its row, queue and assignments (`_FINGERPRINTS`)."""
-    return {row[0]: row[1:] for row in store.sql("round fingerprints", _FINGERPRINTS).fetchall()}
-
-
-def _load_members(store: Store) -> dict[str, frozenset[str]]:
-    """round_id -> the people with work assigned in it."""
-    members: dict[str, set[str]] = {}
-    for r, a in store.sql("round members", "SELECT DISTINCT round_id, assessor_id "
-                                           "FROM assignments").fetchall():
-        members.setdefault(r, set()).add(a)
-    return {r: frozenset(people) for r, people in members.items()}
 
 
 def _load_round(store: Store, round_id: str) -> Assignments | None:
