@@ -25,7 +25,6 @@ from pooling.judging.assignments import (
     topics_by_round,
 )
 from pooling.judging.judgments import (
-    JudgmentRefused,
     append_judgments,
     effective_judgments,
     undo_in_store,
@@ -38,9 +37,6 @@ from pooling.web.topic_order import in_topic_order, topic_key
 
 GRADE_LABELS = {-2: "Junk", -1: "Spam", 0: "Not relevant", 1: "Relevant", 2: "Highly relevant",
                 3: "Perfectly relevant", 4: "Navigational"}
-
-
-InputError = JudgmentRefused  # a submission the server refuses: 422 on the page and the API
 
 
 @dataclass(frozen=True)
