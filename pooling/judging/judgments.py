@@ -23,10 +23,8 @@ import pyarrow as pa
 from pooling.errors import StoreError, SubmissionConflict  # noqa: F401  (re-exported)
 from pooling.judging.assignments import (  # noqa: F401  (re-exported: the judgments API)
     assigned_items,
-    load_assignments,
     may_judge,
     not_assigned,
-    role_of,
 )
 from pooling.judging.history import (  # noqa: F401  (re-exported: the judgments API)
     KINDS,
@@ -62,6 +60,7 @@ Outcome = Written | SubmissionConflict
 
 
 def key(j: Judgment) -> Key:
+    """A submission's identity: its assessor and submission id."""
     return (j.assessor_id, j.submission_id or "")
 
 
@@ -188,7 +187,9 @@ def append_judgments(store: Store, judgments: Sequence[Judgment]) -> tuple[int, 
         # own, so the judging pages keep what they hold in memory (pooling.web.live).
         return store.con.append_judgments(items)
     with store.transaction() as con:
-        return counted(write(con, items))  # a conflict raises: the transaction stores nothing
+        # A conflict raises before anything is stored, also inside a caller's transaction.
+        counted(outcomes(items, {}, stored_submissions(con, [key(j) for j in first_of(items)])))
+        return counted(write(con, items))
 
 
 def counted(results: Sequence[Outcome]) -> tuple[int, int]:
