@@ -16,6 +16,7 @@ import secrets
 from dataclasses import dataclass
 
 from pooling.errors import StoreError
+from pooling.judging.assignments import load_assignments
 from pooling.judging.rounds import get_round
 from pooling.store.core import Store, utcnow
 
@@ -171,28 +172,26 @@ class Workload:
         return self.topics + self.overlap
 
 
-# Per assessor of a round: topics given whole, overlap documents, and the distinct queued
-# documents these cover. Parameter: round_id.
-_WORKLOADS = """
-    SELECT a.assessor_id,
-           count(DISTINCT a.query_id) FILTER (WHERE a.doc_id IS NULL) AS topics,
-           count(*) FILTER (WHERE a.doc_id IS NOT NULL) AS overlap,
-           (SELECT count(*) FROM (
-                SELECT DISTINCT p.query_id, p.doc_id
-                FROM assignments b JOIN pool_entries p
-                  ON p.round_id = b.round_id AND p.query_id = b.query_id
-                 AND (b.doc_id IS NULL OR b.doc_id = p.doc_id)
-                WHERE b.round_id = a.round_id AND b.assessor_id = a.assessor_id)) AS documents
-    FROM assignments a
-    WHERE a.round_id = ?
-    GROUP BY a.round_id, a.assessor_id
+# Per assessor of a round: topics given whole and overlap documents. Parameter: round_id.
+_SHARES = """
+    SELECT assessor_id,
+           count(DISTINCT query_id) FILTER (WHERE doc_id IS NULL) AS topics,
+           count(*) FILTER (WHERE doc_id IS NOT NULL) AS overlap
+    FROM assignments
+    WHERE round_id = ?
+    GROUP BY assessor_id
 """
 
 
 def workloads(store: Store, round_id: str) -> dict[str, Workload]:
-    """What each assessor of a round was given: topics, overlap documents, documents in all."""
-    get_round(store, round_id)
-    return {r[0]: Workload(*r) for r in store.sql("workloads", _WORKLOADS, [round_id]).fetchall()}
+    """What each assessor of a round was given: topics, overlap documents, and the distinct
+    queued documents these come to (what `pooling.judging.assignments` lets them judge)."""
+    loaded = load_assignments(store, get_round(store, round_id))
+    out = {}
+    for a, topics, overlap in store.sql("workloads", _SHARES, [round_id]).fetchall():
+        documents = sum(len(loaded.docs_for(a, "assessor", q) or ()) for q in loaded.topics_of(a))
+        out[a] = Workload(a, topics, overlap, documents)
+    return out
 
 
 def slug(name: str) -> str:

@@ -1,9 +1,10 @@
 """Offline batches: an assessor's unjudged items out as CSV or JSONL, the judged rows back in.
 
-Import checks the whole file at once: its graded rows become one Arrow table that DuckDB
-checks against the round's queue and assignments (the `may_judge` rule, set-wise) and the
-stored submissions, in one transaction. Every problem is reported with file:line, and either
-every graded row is stored or none. Each row's submission id is derived from its content and
+Import checks the whole file at once: every graded row against the round's scale and text
+rules (`pooling.judging.validation`) and who may judge what (`pooling.judging.assignments`,
+loaded once for the person), then stores them with the one judgment insert
+(`pooling.judging.judgments`), in one transaction. Every problem is reported with file:line,
+and either every graded row is stored or none. Each row's submission id is derived from its content and
 the file's (its sha256), so importing the same file twice stores its judgments once, while a
 later file that gives a pair the grade it had before another judgment is stored: the person's
 latest word counts, whichever way it came.
@@ -30,17 +31,18 @@ from pooling.formats.source import (
     sha256_file,
     strip_compression_suffix,
 )
-from pooling.judging.history import Judgment, assigned_items, effective_judgments
-from pooling.judging.judgments import ROWS_VIEW, not_assigned, off_scale, refused_lines
+from pooling.judging.assignments import assigned_items, load_assignments, not_assigned, role_of
+from pooling.judging.history import Judgment, effective_judgments
+from pooling.judging.judgments import counted, write
 from pooling.judging.rounds import Round, get_round
 from pooling.judging.storable import unstorable
-from pooling.store.core import Store, utcnow
+from pooling.judging.validation import off_scale, on_scale, scale_hint
+from pooling.store.core import Store
 
 BATCH_COLUMNS = ["round_id", "query_id", "doc_id", "position", "topic_title", "topic_description",
                  "topic_narrative", "doc_title", "doc_text", "grade", "note"]
 
 _ITEMS_VIEW = "_batch_items"
-_NEW_VIEW = "_new_judgments"
 
 
 class BatchRows(NamedTuple):
@@ -133,10 +135,9 @@ def read_batch(path: str | Path, rnd: Round, assessor_id: str) -> BatchRows:
         try:
             grade = int(grade_text)
         except ValueError:
-            out.problems.append(Problem(source, line, f"grade must be one of {list(rnd.grades)}, "
-                                        f"found {grade_text!r}"))
+            out.problems.append(Problem(source, line, f"{scale_hint(rnd)}, found {grade_text!r}"))
             continue
-        if grade not in rnd.grades:
+        if not on_scale(rnd, grade):
             out.problems.append(Problem(source, line, off_scale(rnd, grade)))
             continue
         q, d = str(row.get("query_id") or ""), str(row.get("doc_id") or "")
@@ -163,80 +164,21 @@ def import_batch(store: Store, round_id: str, assessor_id: str, path: str | Path
     source = display_name(path)
     batch = read_batch(path, rnd, assessor_id)
     problems = list(batch.problems)
-    table = _rows_table(batch)
-    con = store.con
-    con.register(ROWS_VIEW, table)
-    try:
-        with store.transaction():
-            by_line = dict(zip(batch.lines, batch.judgments, strict=True))
-            for line in refused_lines(store, rnd.round_id, assessor_id) if table.num_rows else ():
-                j = by_line[line]
-                problems.append(Problem(source, line, not_assigned(rnd, assessor_id, j.query_id,
-                                                                   j.doc_id)))
-            if problems:
-                problems.sort(key=lambda p: p.line or 0)
-                raise FormatError(problems, hint="Nothing was imported; fix these rows and import "
-                                  "again.")
-            return _append(store, table)
-    finally:
-        con.unregister(ROWS_VIEW)
-
-
-def _rows_table(batch: BatchRows) -> pa.Table:
-    js = batch.judgments
-    return pa.table({
-        "line": pa.array(batch.lines, pa.int64()),
-        "submission_id": pa.array([j.submission_id for j in js], pa.string()),
-        "round_id": pa.array([j.round_id for j in js], pa.string()),
-        "query_id": pa.array([j.query_id for j in js], pa.string()),
-        "doc_id": pa.array([j.doc_id for j in js], pa.string()),
-        "assessor_id": pa.array([j.assessor_id for j in js], pa.string()),
-        "grade": pa.array([j.grade for j in js], pa.int64()),
-        "note": pa.array([j.note for j in js], pa.string()),
-    })
-
-
-# Step "stored submissions": which of the batch's submission ids its assessor has stored
-# already (ids are derived from a row's content, so a stored id is the same judgment).
-_STORED = """
-    SELECT j.submission_id FROM judgments j
-    WHERE (j.assessor_id, j.submission_id) IN (SELECT assessor_id, submission_id FROM _judging_rows)
-"""
-
-# Step "append judgments": the new rows, each with a sequence number taken from the store's
-# judgment sequence (in file order), so the history keeps the order of the file.
-_APPEND = """
-    INSERT INTO judgments (submission_id, round_id, query_id, doc_id, assessor_id, kind, grade,
-                           seconds, note, judged_at, seq)
-    SELECT submission_id, round_id, query_id, doc_id, assessor_id, 'judge', grade, NULL, note,
-           $judged_at, seq
-    FROM _new_judgments
-"""
-
-
-def _append(store: Store, table: pa.Table) -> tuple[int, int]:
-    """Store the rows whose submission id is new (the first of repeats in the file); returns
-    (stored, already stored). Runs inside the import's transaction."""
-    if table.num_rows == 0:
-        return 0, 0
-    stored = {r[0] for r in store.sql("stored submissions", _STORED).fetchall()}
-    keep = []
-    for sid in table["submission_id"].to_pylist():
-        keep.append(sid not in stored)
-        stored.add(sid)
-    new = table.filter(pa.array(keep, pa.bool_()))
-    if new.num_rows:
-        # Taken one by one from the sequence, so they interleave safely with judgments that
-        # the judging server stores meanwhile; sorted, they follow the file's order.
-        taken = store.sql("take judgment numbers", "SELECT nextval('judgment_seq') AS seq "
-                          "FROM range(?)", [new.num_rows]).fetchnumpy()["seq"]
-        new = new.append_column("seq", pa.array(sorted(int(s) for s in taken), pa.int64()))
-        store.con.register(_NEW_VIEW, new)
-        try:
-            store.sql("append judgments", _APPEND, {"judged_at": utcnow()})
-        finally:
-            store.con.unregister(_NEW_VIEW)
-    return new.num_rows, table.num_rows - new.num_rows
+    with store.transaction():
+        if batch.judgments:
+            role = role_of(store, assessor_id)
+            mine = load_assignments(store, rnd, assessor_id=None if role == "organiser" else assessor_id)
+            for line, j in zip(batch.lines, batch.judgments, strict=True):
+                if not mine.may_judge(assessor_id, role, j.query_id, j.doc_id):
+                    problems.append(Problem(source, line, not_assigned(rnd, assessor_id, j.query_id,
+                                                                       j.doc_id)))
+        if problems:
+            problems.sort(key=lambda p: p.line or 0)
+            raise FormatError(problems, hint="Nothing was imported; fix these rows and import "
+                              "again.")
+        # Each row's id is derived from its content, so a stored id is the same judgment;
+        # rows are numbered in file order, interleaving safely with the server's judgments.
+        return counted(write(store.con, batch.judgments, as_table=True))
 
 
 def _batch_rows(path: str | Path, source: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:

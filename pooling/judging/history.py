@@ -8,9 +8,10 @@ judging package has no import cycle.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -18,6 +19,7 @@ from pooling.errors import StoreError, SubmissionConflict
 from pooling.store.core import Store
 
 KINDS = ("judge", "retract")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -69,34 +71,21 @@ def stored_submissions(con: Any, keys: list[tuple[str, str]]) -> dict[tuple[str,
     return {(row[0], row[1]): dict(zip(names, row[2:], strict=True)) for row in found}
 
 
-def assigned_items(store: Store, round_id: str, assessor_id: str) -> pa.Table:
-    """An assessor's work in a round: query_id, doc_id, position, role (primary|overlap)."""
-    return store.arrow(
-        "assigned items",
-        """
-        SELECT p.query_id, p.doc_id, p.position, 'primary' AS role
-        FROM pool_entries p JOIN assignments a
-          ON a.round_id = p.round_id AND a.query_id = p.query_id AND a.doc_id IS NULL
-        WHERE p.round_id = ? AND a.assessor_id = ?
-        UNION ALL
-        SELECT a.query_id, a.doc_id, p.position, 'overlap' AS role
-        FROM assignments a JOIN pool_entries p
-          ON p.round_id = a.round_id AND p.query_id = a.query_id AND p.doc_id = a.doc_id
-        WHERE a.round_id = ? AND a.assessor_id = ? AND a.doc_id IS NOT NULL
-        ORDER BY query_id, position
-        """,
-        [round_id, assessor_id, round_id, assessor_id],
-    )
-
-
-def _replay(events: list[tuple[str, int | None]]) -> int | None:
-    stack: list[int] = []
-    for kind, grade in events:
+def replay(events: Iterable[tuple[str, T]]) -> T | None:
+    """What is left after replaying (kind, value) events in the order made: a judgment
+    pushes its value, a retract takes back the latest one; None when nothing is left."""
+    stack: list[T] = []
+    for kind, value in events:
         if kind == "judge":
-            stack.append(grade)
+            stack.append(value)
         elif stack:
             stack.pop()
     return stack[-1] if stack else None
+
+
+def current_grade(events: Iterable[tuple[str, int | None]]) -> int | None:
+    """The current grade of one document from its (kind, grade) events in order (`replay`)."""
+    return replay(events)
 
 
 def effective_judgments(

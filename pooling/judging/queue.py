@@ -1,5 +1,6 @@
-"""What an automatic judge works through: the next pairs to judge, static and adaptive rounds
-behind one interface (`PairQueue`).
+"""What to judge next: static and adaptive rounds behind one interface (`PairQueue`), for
+automatic judges (`round_queue`) and for people on the judging pages and the API
+(`topic_queue`, `next_document`).
 
 Static rounds, qrels versions and files of pairs know every pair in advance: `next_pairs`
 hands out at once all those the judge has not judged yet. An adaptive round chooses each
@@ -12,16 +13,23 @@ it, as in the judging pages) and, for documents no person has judged, from the j
 A document chosen before (for anyone) that the judge has not judged comes first, so the
 judge's judgments cover the round's pool as they do a static round's; documents it chooses
 join the round's pool, as those chosen for people do.
+
+A person works through one topic at a time: in a static round, the documents they may judge
+(`pooling.judging.assignments`) in queue order, less those they have judged, until the
+round's stopping rule ends the topic (`TopicQueue`, which the judging server builds from
+what it holds in memory); in an adaptive round, the strategy's choice from everyone's grades
+of the topic (`ChosenQueue`).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
+from pooling.judging.assignments import load_assignments
 from pooling.judging.history import effective_judgments
-from pooling.judging.rounds import Round, choose_next, get_round, topic_rankings
+from pooling.judging.rounds import Round, choose_next, get_round, stopped, topic_rankings
 from pooling.store.core import Store
 
 Pair = tuple[str, str]  # (query_id, doc_id)
@@ -193,3 +201,132 @@ def judged_by(store: Store, judge_id: str, round_id: str | None) -> set[Pair]:
     return {tuple(r) for r in store.con.execute(
         "SELECT query_id, doc_id FROM judgments WHERE assessor_id = ? AND kind = 'judge' "
         "AND round_id IS NOT DISTINCT FROM ?", [judge_id, round_id]).fetchall()}
+
+
+# -- a person's queue of one topic ---------------------------------------------------------
+
+
+class TopicQueue:
+    """One person's documents of one topic of a static round: `docs` (what they may judge,
+    in queue order) less those `judged`; nothing once the round's stopping rule has ended
+    the topic. Reads nothing: the judging server builds it from what it holds in memory."""
+
+    adaptive = False
+
+    def __init__(self, query_id: str, docs: Sequence[str], judged: Collection[str], *,
+                 ended: bool = False):
+        self._query_id = query_id
+        self._docs = docs
+        self._judged = judged
+        self._ended = ended
+        self._at = 0
+        self.handed_out = 0
+        self.judged_before = len(judged)
+
+    @property
+    def pairs(self) -> int:
+        return self.judged_before + self.handed_out
+
+    @property
+    def query_ids(self) -> list[str]:
+        return [self._query_id]
+
+    def next_pairs(self, limit: int | None = None) -> list[Pair]:
+        out: list[Pair] = []
+        while (not self._ended and self._at < len(self._docs)
+               and (limit is None or len(out) < limit)):
+            doc = self._docs[self._at]
+            self._at += 1
+            if doc not in self._judged:
+                out.append((self._query_id, doc))
+        self.handed_out += len(out)
+        return out
+
+    def failed(self, pairs: Iterable[Pair]) -> None:
+        pass  # handed out once already
+
+    def remaining(self) -> int | None:
+        if self._ended:
+            return 0
+        return sum(d not in self._judged for d in self._docs[self._at:])
+
+
+def static_topic_queue(rnd: Round, query_id: str, docs: Sequence[str],
+                       mine: Mapping[str, tuple[int, int]]) -> TopicQueue:
+    """A person's `TopicQueue` from their current judgments of the topic, doc_id -> (grade,
+    seq): the stopping rule reads their grades in the order they were made."""
+    ended = bool(rnd.params.get("stop_after")) and stopped(
+        rnd, [g for g, _ in sorted(mine.values(), key=lambda t: t[1])])
+    return TopicQueue(query_id, docs, mine, ended=ended)
+
+
+class ChosenQueue:
+    """One topic of an adaptive round, for a person: the strategy's next choice from the
+    people's grades of the topic so far (`judged`, in the order made); one document at a
+    time, the next only once its grade is stored. Choosing may write (the round's queue
+    grows): use it under the store's write lock."""
+
+    adaptive = True
+
+    def __init__(self, store: Store, rnd: Round, query_id: str, judged: Sequence[tuple[str, int]]):
+        self.store = store
+        self.round = rnd
+        self._query_id = query_id
+        self._judged = list(judged)
+        self._given = False
+        self.handed_out = 0
+        self.judged_before = len(self._judged)
+
+    @property
+    def pairs(self) -> int:
+        return self.judged_before + self.handed_out
+
+    @property
+    def query_ids(self) -> list[str]:
+        return [self._query_id]
+
+    def next_pairs(self, limit: int | None = None) -> list[Pair]:
+        if self._given or limit == 0:
+            return []
+        self._given = True
+        doc = choose_next(self.store, self.round, self._query_id, self._judged)
+        if doc is None:
+            return []
+        self.handed_out += 1
+        return [(self._query_id, doc)]
+
+    def failed(self, pairs: Iterable[Pair]) -> None:
+        pass
+
+    def remaining(self) -> int | None:
+        return None
+
+
+def topic_queue(store: Store, rnd: Round, assessor_id: str, query_id: str) -> PairQueue:
+    """A person's queue of one topic, read from the store. Static rounds: their documents
+    not judged yet (`TopicQueue`); adaptive rounds: the strategy's choice from the people's
+    judgments of the topic (`ChosenQueue`). Either way the stopping rule ends it early."""
+    # Adaptive rounds learn from every assessor's judgments of the topic; static ones follow
+    # the person's own progress.
+    judged = effective_judgments(store, rnd.round_id, query_id=query_id,
+                                 assessor_id=None if rnd.adaptive else assessor_id)
+    made = sorted(zip(*(judged[c].to_pylist() for c in ("doc_id", "grade", "seq")), strict=True),
+                  key=lambda t: t[2])
+    if rnd.adaptive:
+        return ChosenQueue(store, rnd, query_id, [(d, g) for d, g, _ in made])
+    loaded = load_assignments(store, rnd, query_id=query_id, assessor_id=assessor_id)
+    docs = loaded.docs_for(assessor_id, "assessor", query_id) or []
+    return static_topic_queue(rnd, query_id, docs, {d: (g, seq) for d, g, seq in made})
+
+
+def next_document(store: Store, round_id: str, assessor_id: str, query_id: str) -> str | None:
+    """The next document this person should judge for a topic of a round, or None (done):
+    the first pair of their `topic_queue`. Call it under the store's write lock: in an
+    adaptive round it may write."""
+    return first_document(topic_queue(store, get_round(store, round_id), assessor_id, query_id))
+
+
+def first_document(queue: PairQueue) -> str | None:
+    """The document of the next pair a queue hands out, or None when it is done."""
+    pairs = queue.next_pairs(1)
+    return pairs[0][1] if pairs else None

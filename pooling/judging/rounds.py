@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from pooling.errors import StoreError
-from pooling.judging.history import assigned_items, effective_judgments
+from pooling.judging.history import effective_judgments
 from pooling.judging.storable import unstorable
 from pooling.judging.strategy_inputs import strategy_inputs, triage_topics
 from pooling.store.core import Store, utcnow
@@ -328,32 +328,6 @@ def export_pool(store: Store, name: str, out) -> PoolExport:
     return PoolExport(rnd, table.num_rows)
 
 
-def next_document(store: Store, round_id: str, assessor_id: str, query_id: str) -> str | None:
-    """The next document this assessor should judge for a topic of a round, or None (done).
-
-    Static rounds: the first queued document of the assessor's assignment they have not
-    judged yet. Adaptive rounds: `choose_next` from the topic's current judgments by people
-    (in the order they were made). Either way the round's stopping rule (s non-relevant in a
-    row) ends the topic early. Call it under the store's write lock: it may write.
-    """
-    rnd = get_round(store, round_id)
-    # Adaptive rounds learn from every assessor's judgments of the topic; static ones follow
-    # the assessor's own progress.
-    judged = effective_judgments(store, round_id, query_id=query_id,
-                                 assessor_id=None if rnd.adaptive else assessor_id)
-    mine = sorted(zip(*(judged[c].to_pylist() for c in ("doc_id", "grade", "seq")), strict=True),
-                  key=lambda t: t[2])
-    if rnd.adaptive:
-        return choose_next(store, rnd, query_id, [(d, g) for d, g, _ in mine])
-    if _stopped(rnd, [g for _, g, _ in mine]):
-        return None
-    done = {d for d, _, _ in mine}
-    for item in assigned_items(store, round_id, assessor_id).to_pylist():
-        if item["query_id"] == query_id and item["doc_id"] not in done:
-            return item["doc_id"]
-    return None
-
-
 def choose_next(store: Store, rnd: Round, query_id: str, judged: Sequence[tuple[str, int]], *,
                 done: Collection[str] | None = None, topic: TopicRuns | None = None) -> str | None:
     """An adaptive round's next document for a topic, or None when the topic is done (its
@@ -367,7 +341,7 @@ def choose_next(store: Store, rnd: Round, query_id: str, judged: Sequence[tuple[
     topic's pooled rankings, when the caller has them already.
     Call it under the store's write lock: it may write.
     """
-    if _stopped(rnd, [g for _, g in judged]):
+    if stopped(rnd, [g for _, g in judged]):
         return None
     done = {d for d, _ in judged} if done is None else set(done)
     queued = [r[0] for r in store.con.execute(
@@ -404,13 +378,14 @@ def choose_next(store: Store, rnd: Round, query_id: str, judged: Sequence[tuple[
     return doc
 
 
-def _stopped(rnd: Round, grades: list[int]) -> bool:
-    """Whether the round's stopping rule has ended a topic judged with these grades (in order)."""
+def stopped(rnd: Round, grades: Sequence[int]) -> bool:
+    """Whether the round's stopping rule (`stop_after` non-relevant grades in a row) has ended
+    a topic judged with these grades (in the order made)."""
     stop_after = rnd.params.get("stop_after")
     return bool(stop_after) and _nonrelevant_streak(grades) >= stop_after
 
 
-def _nonrelevant_streak(grades: list[int]) -> int:
+def _nonrelevant_streak(grades: Sequence[int]) -> int:
     streak = 0
     for g in reversed(grades):
         if g > 0:

@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from pooling.errors import StoreError, SubmissionConflict
 from pooling.judging.assessors import authenticate
-from pooling.web import campaign
+from pooling.judging.judgments import JudgmentRefused, NothingToUndo
 from pooling.web.bodies import BodyRefused, read_json
 from pooling.web.campaign import JudgingPage, RoundProgress, TopicDone
 from pooling.web.gate import StoreGate
@@ -180,8 +180,6 @@ async def judge(request: Request) -> Response:
     """Judge one document, as the judging page's POST does (idempotent by submission_id)."""
     assessor_id, role = await _caller(request)
     body = await _body(request, JUDGMENT_FIELDS)
-    if not isinstance(body["doc_id"], str):
-        raise HTTPException(422, "doc_id must be a string")
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
     try:
         outcome = await answer(
@@ -190,7 +188,7 @@ async def judge(request: Request) -> Response:
             seconds=body.get("seconds"), note=body.get("note"))
     except SubmissionConflict as exc:  # the id was used for something else: nothing dropped
         return conflict_error(exc)
-    except StoreError as exc:  # a bad grade, note, seconds or submission id
+    except StoreError as exc:  # a judgment the core refuses: a bad grade, note, seconds, id, text
         raise HTTPException(422, str(exc)) from exc
     if outcome is None:
         raise _not_found()
@@ -203,18 +201,16 @@ async def undo(request: Request) -> Response:
     """Retract the caller's latest current judgment of the topic (idempotent by submission_id)."""
     assessor_id, role = await _caller(request)
     body = await _body(request, UNDO_FIELDS)
-    try:  # checked first, so that only "nothing to undo" is left to be a conflict below
-        submission_id = campaign._submission_id(body["submission_id"])
-    except campaign.InputError as exc:
-        raise HTTPException(422, str(exc)) from exc
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
     try:
         outcome = await answer(request, "undo", assessor_id, role, round_id, query_id,
-                               submission_id=submission_id)
+                               submission_id=body["submission_id"])
     except SubmissionConflict as exc:
         return conflict_error(exc)
-    except campaign.InputError as exc:
+    except NothingToUndo as exc:
         raise HTTPException(409, str(exc)) from exc
+    except JudgmentRefused as exc:  # a malformed submission id
+        raise HTTPException(422, str(exc)) from exc
     if outcome is None:
         raise _not_found()
     return JSONResponse({"undone": outcome.doc_id, "duplicate": outcome.duplicate})

@@ -9,6 +9,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from pooling.errors import StoreError, SubmissionConflict
 from pooling.judging.assessors import authenticate
+from pooling.judging.judgments import JudgmentRefused, NothingToUndo
 from pooling.web import campaign
 from pooling.web.pages import (
     answer,
@@ -174,17 +175,14 @@ async def judge(request: Request) -> Response:
         return json_error(401, "you are logged out; follow your login link again")
     body = await post_data(request, sess)
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
-    doc_id = body.get("doc_id")
-    if not isinstance(doc_id, str):
-        raise not_found()
     try:
         outcome = await answer(
-            request, "judge", sess.assessor_id, sess.role, round_id, query_id, doc_id,
+            request, "judge", sess.assessor_id, sess.role, round_id, query_id, body.get("doc_id"),
             grade=body.get("grade"), submission_id=body.get("submission_id"),
             seconds=body.get("seconds"), note=body.get("note"))
     except SubmissionConflict as exc:  # the id was used for something else: nothing dropped
         return conflict_error(exc)
-    except StoreError as exc:  # a bad grade, note or submission id: as the JSON API answers
+    except StoreError as exc:  # a judgment the core refuses: 422, as the JSON API answers
         return json_error(422, str(exc))
     if outcome is None:
         raise not_found()
@@ -204,8 +202,10 @@ async def undo(request: Request) -> Response:
                                submission_id=body.get("submission_id"))
     except SubmissionConflict as exc:
         return conflict_error(exc)
-    except campaign.InputError as exc:
+    except NothingToUndo as exc:
         return json_error(409, str(exc))
+    except JudgmentRefused as exc:  # a malformed submission id: 422, as the JSON API answers
+        return json_error(422, str(exc))
     if outcome is None:
         raise not_found()
     return JSONResponse({"undone": outcome.doc_id, "duplicate": outcome.duplicate,

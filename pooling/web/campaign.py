@@ -1,42 +1,42 @@
 """What the web pages show and do, as plain functions of the store (no HTTP here).
 
 Every function takes the open `Store` first, so the app can run it under the gate's lock
-(`pooling.web.gate`). Access rules live here, in `topic_docs`: an assessor sees the
-documents assigned to them, an organiser (who adjudicates) every document of a round's pool.
-A function returns None for anything the person may not see, and the app answers the same
-404 for that as for an id that does not exist.
+(`pooling.web.gate`). Every rule of a judgment is the judging core's: who may see and judge
+what (`pooling.judging.assignments`), what to judge next (`pooling.judging.queue`), whether a
+submission is valid (`pooling.judging.validation`), storing it and undoing it
+(`pooling.judging.judgments`). A function returns None for anything the person may not see,
+and the app answers the same 404 for that as for an id that does not exist.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
 from pooling.errors import StoreError
-from pooling.judging.judgments import (
-    Judgment,
+from pooling.judging import validation
+from pooling.judging.assignments import (
+    Assignments,
     assigned_items,
-    effective_judgments,
-    record,
-    unstorable,
+    load_assignments,
+    round_people,
+    topics_by_round,
 )
-from pooling.judging.judgments import may_judge as _may_judge
-from pooling.judging.rounds import Round, get_round, next_document
+from pooling.judging.judgments import (
+    append_judgments,
+    effective_judgments,
+    undo_in_store,
+)
+from pooling.judging.queue import first_document, next_document, topic_queue
+from pooling.judging.rounds import Round, get_round
 from pooling.store.core import Store
 from pooling.web.highlight import highlight, query_terms
 from pooling.web.topic_order import in_topic_order, topic_key
 
-SUBMISSION_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
-MAX_NOTE = 2000
 GRADE_LABELS = {-2: "Junk", -1: "Spam", 0: "Not relevant", 1: "Relevant", 2: "Highly relevant",
                 3: "Perfectly relevant", 4: "Navigational"}
-
-
-class InputError(StoreError):
-    """A submission the server refuses (bad grade, note too long, malformed id)."""
 
 
 @dataclass(frozen=True)
@@ -127,42 +127,15 @@ def find_round(store: Store, round_id: str) -> Round | None:
         return None
 
 
-def has_topic(store: Store, rnd: Round, assessor_id: str, role: str, query_id: str) -> bool:
-    """Whether this person works on the topic (an organiser: every topic of the round)."""
-    if role == "organiser":
-        return query_id in rnd.topics
-    return bool(store.one(
-        "topic assigned",
-        "SELECT 1 FROM assignments WHERE round_id = ? AND assessor_id = ? AND query_id = ?",
-        [rnd.round_id, assessor_id, query_id],
-    ))
+def assignments(store: Store, rnd: Round, assessor_id: str, role: str, query_id: str) -> Assignments:
+    """The part of the round's assignments that says what this person may judge of a topic."""
+    return load_assignments(store, rnd, query_id=query_id,
+                            assessor_id=None if role == "organiser" else assessor_id)
 
 
-# Whose is a queued document: an organiser adjudicates any; an assessor judges the documents
-# of a topic assigned whole (doc_id NULL) and their overlap documents (the rule of
-# `pooling.judging.judgments.assigned_items`, as plain queries for the pages' hot path).
-# Parameters: round_id, query_id, role, assessor_id.
-_TOPIC_DOCS = """
-    SELECT p.doc_id FROM pool_entries p
-    WHERE p.round_id = ? AND p.query_id = ?
-      AND (? = 'organiser' OR EXISTS (
-            SELECT 1 FROM assignments a
-            WHERE a.round_id = p.round_id AND a.query_id = p.query_id AND a.assessor_id = ?
-              AND (a.doc_id IS NULL OR a.doc_id = p.doc_id)))
-    ORDER BY p.position
-"""
 def topic_docs(store: Store, rnd: Round, assessor_id: str, role: str, query_id: str) -> list[str] | None:
     """The documents this person may judge for a topic, in queue order; None if not theirs."""
-    if not has_topic(store, rnd, assessor_id, role, query_id):
-        return None
-    rows = store.sql("topic documents", _TOPIC_DOCS,
-                     [rnd.round_id, query_id, role, assessor_id]).fetchall()
-    return [r[0] for r in rows]
-
-
-def may_judge(store: Store, rnd: Round, assessor_id: str, role: str, query_id: str, doc_id: str) -> bool:
-    """Whether this person may see and judge this document of the round's topic."""
-    return _may_judge(store, rnd.round_id, assessor_id, query_id, doc_id, role)
+    return assignments(store, rnd, assessor_id, role, query_id).docs_for(assessor_id, role, query_id)
 
 
 def _mine(store: Store, round_id: str, assessor_id: str, query_id: str) -> dict[str, tuple[int, int]]:
@@ -177,14 +150,15 @@ def _judged_per_topic(store: Store, round_id: str, assessor_id: str) -> Counter:
     return Counter(table["query_id"].to_pylist())
 
 
-def _grades(rnd: Round) -> list[Grade]:
+def scale_of(rnd: Round) -> list[Grade]:
     """The round's scale with shortcuts: the grade's own digit when every grade is one."""
     digits = all(0 <= g <= 9 for g in rnd.grades)
     return [Grade(g, str(g) if digits else str(i + 1), GRADE_LABELS.get(g, f"Grade {g}"))
             for i, g in enumerate(rnd.grades)]
 
 
-def _topic(store: Store, query_id: str) -> Topic:
+def topic_of(store: Store, query_id: str) -> Topic:
+    """A topic's texts (all None for a topic the store has no text of)."""
     row = store.one("topic text", "SELECT title, description, narrative FROM topics WHERE query_id = ?",
                     [query_id])
     return Topic(query_id, *(row or (None, None, None)))
@@ -195,15 +169,7 @@ def _topic(store: Store, query_id: str) -> Topic:
 
 def assessor_rounds(store: Store, assessor_id: str) -> list[RoundProgress]:
     """The rounds and topics assigned to an assessor, with progress and whether each is done."""
-    pairs = store.sql(
-        "my topics",
-        "SELECT DISTINCT round_id, query_id FROM assignments WHERE assessor_id = ? "
-        "ORDER BY round_id, query_id",
-        [assessor_id],
-    ).fetchall()
-    by_round: dict[str, list[str]] = {}
-    for round_id, query_id in pairs:
-        by_round.setdefault(round_id, []).append(query_id)
+    by_round = topics_by_round(store, assessor_id)
     titles = dict(store.sql("topic titles", "SELECT query_id, title FROM topics").fetchall())
     out = []
     for round_id, queries in by_round.items():
@@ -231,13 +197,13 @@ def judging_page(
     if docs is None or (doc_id is None and role == "organiser"):
         return None
     if doc_id is None:
-        doc_id = next_document(store, round_id, assessor_id, query_id)
+        doc_id = first_document(topic_queue(store, rnd, assessor_id, query_id))
         if doc_id is not None and doc_id not in docs:  # adaptive: just added to the queue
             docs = topic_docs(store, rnd, assessor_id, role, query_id) or []
     elif doc_id not in docs:
         return None
     grades = {d: g for d, (g, _) in _mine(store, round_id, assessor_id, query_id).items()}
-    topic = _topic(store, query_id)
+    topic = topic_of(store, query_id)
     if doc_id is None:
         return TopicDone(round_id, topic, len(grades), len(docs), docs[0] if docs else None)
     i = docs.index(doc_id)
@@ -249,7 +215,7 @@ def judging_page(
         round_id=round_id, adaptive=rnd.adaptive, topic=topic, doc_id=doc_id,
         doc_title=highlight(doc[0] if doc else None, terms),
         doc_text=highlight(doc[1] if doc else None, terms),
-        doc_missing=doc is None, grades=_grades(rnd), current_grade=grades.get(doc_id),
+        doc_missing=doc is None, grades=scale_of(rnd), current_grade=grades.get(doc_id),
         position=i + 1, total=len(docs), judged=len(grades),
         prev_doc=docs[i - 1] if i > 0 else None,
         next_doc=docs[i + 1] if i + 1 < len(docs) else None,
@@ -262,15 +228,16 @@ def judge(
     grade: object, submission_id: object, seconds: object = None, note: object = None,
 ) -> Stored | None:
     """Record one judgment (committed before returning); a repeated submission id is a no-op."""
-    storable(round_id=round_id, query_id=query_id, doc_id=doc_id, note=note)
+    validation.texts(doc_id=doc_id)
+    validation.storable(round_id=round_id, query_id=query_id, doc_id=doc_id, note=note)
     rnd = find_round(store, round_id)
-    if rnd is None or not may_judge(store, rnd, assessor_id, role, query_id, doc_id):
+    if rnd is None or not assignments(store, rnd, assessor_id, role, query_id).may_judge(
+            assessor_id, role, query_id, doc_id):
         return None
-    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in rnd.grades:
-        raise InputError(f"grade must be one of {list(rnd.grades)}")
-    j = Judgment(round_id, assessor_id, query_id, doc_id, grade, seconds=_seconds(seconds),
-                 note=_note(note), submission_id=_submission_id(submission_id))
-    stored, _ = record(store, [j])
+    j = validation.submission(rnd, assessor_id, query_id, doc_id, grade_value=grade,
+                              submission_id_value=submission_id, seconds_value=seconds,
+                              note_value=note)
+    stored, _ = append_judgments(store, [j])
     return Stored(doc_id, duplicate=stored == 0)
 
 
@@ -278,57 +245,16 @@ def undo(
     store: Store, assessor_id: str, role: str, round_id: str, query_id: str, *,
     submission_id: object,
 ) -> Stored | None:
-    """Take back this person's latest current judgment of the topic, as a `retract` judgment.
-
-    A retried undo (same submission id) answers with the document it undid the first time.
-    """
+    """Take back this person's latest current judgment of the topic, as a `retract` judgment
+    (`pooling.judging.judgments.undo`). A retried undo (same submission id) answers with the
+    document it undid the first time."""
     rnd = find_round(store, round_id)
-    if rnd is None or not has_topic(store, rnd, assessor_id, role, query_id):
+    if rnd is None or not assignments(store, rnd, assessor_id, role, query_id).has_topic(
+            assessor_id, role, query_id):
         return None
-    sid = _submission_id(submission_id)
-    done = store.one("find submission",
-                     "SELECT doc_id FROM judgments WHERE submission_id = ? AND assessor_id = ? "
-                     "AND kind = 'retract'", [sid, assessor_id])
-    if done:
-        return Stored(done[0], duplicate=True)
-    mine = _mine(store, round_id, assessor_id, query_id)
-    if not mine:
-        raise InputError("there is no judgment of this topic to undo")
-    latest = max(mine, key=lambda d: mine[d][1])
-    record(store, [Judgment(round_id, assessor_id, query_id, latest, None, kind="retract",
-                            submission_id=sid)])
-    return Stored(latest, duplicate=False)
-
-
-def storable(**fields: object) -> None:
-    """Refuse a submission holding text the store cannot keep (`InputError`, a 422): asked
-    before anything else, so such text never reaches a query or a shared commit."""
-    for name, value in fields.items():
-        why = unstorable(value, name)
-        if why:
-            raise InputError(why)
-
-
-def _submission_id(value: object) -> str:
-    if not isinstance(value, str) or not SUBMISSION_ID.match(value):
-        raise InputError("submission_id must be 16-64 letters, digits, '-' or '_'")
-    return value
-
-
-def _seconds(value: object) -> float | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 86400:
-        raise InputError("seconds must be a number between 0 and 86400")
-    return round(float(value), 3)
-
-
-def _note(value: object) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or len(value) > MAX_NOTE:
-        raise InputError(f"a note is text of at most {MAX_NOTE} characters")
-    return value.strip() or None
+    sid = validation.submission_id(submission_id)
+    done = undo_in_store(store, round_id, assessor_id, query_id, sid)
+    return Stored(done.doc_id, duplicate=done.duplicate)
 
 
 # -- the organiser's pages -------------------------------------------------------------------
@@ -378,9 +304,7 @@ def _round_status(store: Store, rnd: Round) -> RoundStatus:
     queued = store.one("queued", "SELECT count(*) FROM pool_entries WHERE round_id = ?", [rnd.round_id])
     judged = effective_judgments(store, rnd.round_id)
     pairs = set(zip(judged["query_id"].to_pylist(), judged["doc_id"].to_pylist(), strict=True))
-    people = [r[0] for r in store.sql(
-        "round assessors", "SELECT DISTINCT assessor_id FROM assignments WHERE round_id = ? ORDER BY 1",
-        [rnd.round_id]).fetchall()]
+    people = round_people(store, rnd.round_id)
     return RoundStatus(rnd.round_id, rnd.strategy, rnd.adaptive, rnd.grades, len(rnd.topics),
                        queued[0], len(pairs), people)
 
@@ -456,4 +380,4 @@ def round_detail(store: Store, round_id: str) -> RoundDetail | None:
     queue = sorted(adjudication_queue(store, round_id).to_pylist(),  # stable: topics in order
                    key=lambda row: topic_key(row["query_id"]))
     return RoundDetail(status, topics, throughput(store, round_id), report, problem, queue,
-                       _grades(rnd))
+                       scale_of(rnd))

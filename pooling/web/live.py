@@ -3,13 +3,18 @@
 A crowd of assessors asks the same few questions many times a second: which documents are
 mine, which have I judged, what is next. `LiveCampaign` keeps the answers in memory for
 static rounds (pools, assignments, each assessor's judgment history per topic, topic and
-document texts) and updates them as judgments are stored, so a page costs no SQL. What an
+document texts) and updates them as judgments are stored, so a page costs no SQL. The rules
+are the judging core's, asked of what is held: who may judge what
+(`pooling.judging.assignments.Assignments`, loaded once per round), what is next
+(`pooling.judging.queue.TopicQueue`), whether a submission is valid
+(`pooling.judging.validation`) and how to undo (`pooling.judging.judgments.undo`). What an
 organiser changes (through the organiser pages or a CLI session on the server) drops only
 what it touched (`refresh`): assigning round r reloads r alone, a new assessor reloads
 nothing; it is loaded again on the next request. Adaptive rounds choose documents from
 everyone's judgments, so they keep using `pooling.web.campaign` directly.
 
-`JudgmentWriter` stores judgments on a cursor of its own. Submissions that arrive while a
+`JudgmentWriter` stores judgments on a cursor of its own, with the judging core's one insert
+(`pooling.judging.judgments.insert`) and its outcomes. Submissions that arrive while a
 transaction is being committed wait and go together into the next one, so many assessors
 share one commit (and one fsync). A judgment is acknowledged only after its commit. When a
 shared commit fails, each of its submissions is tried again alone, so a judgment the store
@@ -23,17 +28,34 @@ import queue
 import threading
 from collections import Counter, OrderedDict
 from concurrent.futures import Future, InvalidStateError
-from dataclasses import dataclass
 
 import duckdb
 
 from pooling.errors import PoolingError, SubmissionConflict
-from pooling.judging.judgments import Judgment, conflict, stored_submissions
-from pooling.judging.rounds import Round
-from pooling.store.core import Store, utcnow
+from pooling.judging import validation
+from pooling.judging.assignments import (
+    Assignments,
+    fingerprints,
+    load_assignments,
+    members_by_round,
+)
+from pooling.judging.history import replay
+from pooling.judging.judgments import (
+    VALUES_ROWS,
+    Judgment,
+    Written,
+    first_of,
+    insert,
+    key,
+    outcomes,
+    stored_submissions,
+    submitted,
+    undo,
+)
+from pooling.judging.queue import first_document, static_topic_queue
+from pooling.store.core import Store
 from pooling.web import campaign
 from pooling.web.campaign import (
-    InputError,
     JudgingPage,
     RoundProgress,
     Stored,
@@ -46,7 +68,7 @@ from pooling.web.highlight import highlight, query_terms
 from pooling.web.session_writes import UNREAD_BY_PAGES
 from pooling.web.topic_order import in_topic_order
 
-MAX_BATCH = 512
+MAX_BATCH = VALUES_ROWS  # a group commit is one statement of bound values
 DOC_CACHE = 20_000
 
 # The store tables the pages' memory is made of. A change to a round's row, queue or
@@ -58,63 +80,13 @@ HELD_TABLES = ROUND_TABLES | {"judgments", "topics", "documents"}
 BOOK_TABLES = frozenset({"assessors", "ended_sessions"})
 NOT_HELD_TABLES = BOOK_TABLES | UNREAD_BY_PAGES
 
-# Per round, a fingerprint of everything its view is made of: its row, its queue and who
-# works on what. Sums of row hashes: any change to any row changes them, in whatever order.
-_FINGERPRINTS = """
-    WITH r AS (SELECT round_id, hash(rounds) AS h FROM rounds),
-    p AS (SELECT round_id, count(*) AS n, sum(hash(query_id, doc_id, position)::HUGEINT) AS h
-          FROM pool_entries GROUP BY round_id),
-    a AS (SELECT round_id, count(*) AS n,
-                 sum(hash(assessor_id, query_id, doc_id, role)::HUGEINT) AS h
-          FROM assignments GROUP BY round_id)
-    SELECT round_id, r.h, p.n, p.h, a.n, a.h
-    FROM r FULL JOIN p USING (round_id) FULL JOIN a USING (round_id)
-"""
-
 # (seq, kind, grade): one event of an assessor's history of one document, in seq order.
 Event = tuple[int, str, int | None]
 
 
-@dataclass
-class _RoundView:
-    """A static round's queue and who works on what, as sets and lists."""
-
-    rnd: Round
-    queue: dict[str, list[str]]  # query_id -> doc_ids in queue order
-    whole: dict[str, set[str]]  # assessor -> topics assigned whole
-    overlap: dict[str, dict[str, set[str]]]  # assessor -> topic -> overlap doc_ids
-
-    def has_topic(self, assessor_id: str, role: str, query_id: str) -> bool:
-        if role == "organiser":
-            return query_id in self.rnd.topics
-        return query_id in self.whole.get(assessor_id, ()) or query_id in self.overlap.get(assessor_id, {})
-
-    def docs_for(self, assessor_id: str, role: str, query_id: str) -> list[str] | None:
-        """The documents this person may judge for a topic, in queue order (None: not theirs)."""
-        if not self.has_topic(assessor_id, role, query_id):
-            return None
-        docs = self.queue.get(query_id, [])
-        if role == "organiser" or query_id in self.whole.get(assessor_id, ()):
-            return list(docs)
-        mine = self.overlap.get(assessor_id, {}).get(query_id, set())
-        return [d for d in docs if d in mine]
-
-    def may_judge(self, assessor_id: str, role: str, query_id: str, doc_id: str) -> bool:
-        if role == "organiser":
-            return doc_id in self.queue.get(query_id, ())
-        docs = self.docs_for(assessor_id, role, query_id)
-        return docs is not None and doc_id in docs
-
-
 def _current(events: list[Event]) -> tuple[int, int] | None:
-    """(grade, seq) after replaying a document's events: a judgment pushes, a retract pops."""
-    stack: list[tuple[int, int]] = []
-    for seq, kind, grade in events:
-        if kind == "judge":
-            stack.append((grade, seq))  # type: ignore[arg-type]
-        elif stack:
-            stack.pop()
-    return stack[-1] if stack else None
+    """(grade, seq) of a document's current judgment, replaying its events (`replay`)."""
+    return replay((kind, (grade, seq)) for seq, kind, grade in events)  # type: ignore[misc]
 
 
 class WriteFailed(PoolingError):
@@ -138,7 +110,7 @@ class LiveCampaign:
         self._local = threading.local()
         self.writer = JudgmentWriter(gate, on_stored=self._remember)
         self._lock = threading.RLock()
-        self._rounds: dict[str, _RoundView | None] = {}
+        self._rounds: dict[str, Assignments | None] = {}
         self._members: dict[str, frozenset[str]] | None = None  # round -> who works on it
         self._history: dict[tuple[str, str, str], dict[str, list[Event]]] = {}
         self._topics: dict[str, Topic] = {}
@@ -146,7 +118,7 @@ class LiveCampaign:
         self._fetched: set[tuple[str, str]] = set()  # (round, topic) whose documents were read
         self.generation = 0
         self._refreshing = threading.Lock()
-        self._fingerprints = gate.run_sync(_fingerprints)
+        self._fingerprints = gate.run_sync(fingerprints)
         # What was read from the store, for those who check what a change costs.
         self.round_loads: Counter[str] = Counter()  # round_id -> its views loaded
         self.history_loads: Counter[str] = Counter()  # round_id -> histories loaded of it
@@ -165,7 +137,7 @@ class LiveCampaign:
             changed: set[str] = set()
             if everything or tables & ROUND_TABLES:
                 try:
-                    now = self.gate.run_sync(_fingerprints)
+                    now = self.gate.run_sync(fingerprints)
                 except PoolingError:  # cannot tell which rounds changed: all of them did
                     now, everything = {}, True
                 changed = {r for r in now.keys() | self._fingerprints.keys()
@@ -212,7 +184,7 @@ class LiveCampaign:
         return self.gate.run_sync(fn, *args, **kwargs)
 
     # -- cached reads -------------------------------------------------------------------------
-    def _round(self, round_id: str) -> _RoundView | None:
+    def _round(self, round_id: str) -> Assignments | None:
         with self._lock:
             if round_id in self._rounds:
                 return self._rounds[round_id]
@@ -229,7 +201,7 @@ class LiveCampaign:
         with self._lock:
             members, generation = self._members, self.generation
         if members is None:
-            members = self._store(_load_members)
+            members = self._store(members_by_round)
             with self._lock:
                 if generation == self.generation:
                     self._members = members
@@ -264,7 +236,7 @@ class LiveCampaign:
         with self._lock:
             if query_id in self._topics:
                 return self._topics[query_id]
-        topic = self._store(campaign._topic, query_id)
+        topic = self._store(campaign.topic_of, query_id)
         with self._lock:
             self._topics[query_id] = topic
         return topic
@@ -301,19 +273,10 @@ class LiveCampaign:
                 self._docs.popitem(last=False)
         return doc
 
-    def _next(self, view: _RoundView, assessor_id: str, docs: list[str],
-              mine: dict[str, tuple[int, int]]) -> str | None:
-        """`pooling.judging.rounds.next_document` for a static round, from memory."""
-        stop_after = view.rnd.params.get("stop_after")
-        if stop_after:
-            streak = 0
-            for grade, _ in sorted(mine.values(), key=lambda t: t[1], reverse=True):
-                if grade > 0:
-                    break
-                streak += 1
-            if streak >= stop_after:
-                return None
-        return next((d for d in docs if d not in mine), None)
+    def _next(self, view: Assignments, docs: list[str],
+              mine: dict[str, tuple[int, int]], query_id: str) -> str | None:
+        """The next document of a static round's topic (`pooling.judging.queue`), from memory."""
+        return first_document(static_topic_queue(view.rnd, query_id, docs, mine))
 
     # -- what the views call ----------------------------------------------------------------
     def assessor_rounds(self, assessor_id: str) -> list[RoundProgress]:
@@ -325,13 +288,12 @@ class LiveCampaign:
             view = self._round(round_id)
             assert view is not None
             topics = []
-            queries = in_topic_order(view.whole.get(assessor_id, set())
-                                     | set(view.overlap.get(assessor_id, {})))
+            queries = in_topic_order(view.topics_of(assessor_id))
             for q in queries:
                 docs = view.docs_for(assessor_id, "assessor", q) or []
                 mine = self._mine(round_id, assessor_id, q)
                 topics.append(TopicProgress(q, self._topic(q).title, len(docs), len(mine),
-                                            self._next(view, assessor_id, docs, mine) is None))
+                                            self._next(view, docs, mine, q) is None))
             out.append(RoundProgress(round_id, view.rnd.adaptive, topics))
         return out
 
@@ -347,7 +309,7 @@ class LiveCampaign:
             return None
         mine = self._mine(round_id, assessor_id, query_id)
         if doc_id is None:
-            doc_id = self._next(view, assessor_id, docs, mine)
+            doc_id = self._next(view, docs, mine, query_id)
         elif doc_id not in docs:
             return None
         grades = {d: g for d, (g, _) in mine.items()}
@@ -363,7 +325,7 @@ class LiveCampaign:
             round_id=round_id, adaptive=False, topic=topic, doc_id=doc_id,
             doc_title=highlight(doc[0] if doc else None, terms),
             doc_text=highlight(doc[1] if doc else None, terms),
-            doc_missing=doc is None, grades=campaign._grades(view.rnd),
+            doc_missing=doc is None, grades=campaign.scale_of(view.rnd),
             current_grade=grades.get(doc_id), position=i + 1, total=len(docs), judged=len(grades),
             prev_doc=docs[i - 1] if i > 0 else None,
             next_doc=docs[i + 1] if i + 1 < len(docs) else None,
@@ -374,21 +336,20 @@ class LiveCampaign:
               grade: object, submission_id: object, seconds: object = None,
               note: object = None) -> Stored | None:
         """Record one judgment, acknowledged once committed; a repeated submission id is a no-op."""
-        campaign.storable(round_id=round_id, query_id=query_id, doc_id=doc_id, note=note)
+        validation.texts(doc_id=doc_id)
+        validation.storable(round_id=round_id, query_id=query_id, doc_id=doc_id, note=note)
         view = self._round(round_id)
         if view is None:
             return None
         if view.rnd.adaptive:
             return self._store(campaign.judge, assessor_id, role, round_id, query_id, doc_id,
-                                      grade=grade, submission_id=submission_id, seconds=seconds,
-                                      note=note)
+                               grade=grade, submission_id=submission_id, seconds=seconds,
+                               note=note)
         if not view.may_judge(assessor_id, role, query_id, doc_id):
             return None
-        if isinstance(grade, bool) or not isinstance(grade, int) or grade not in view.rnd.grades:
-            raise InputError(f"grade must be one of {list(view.rnd.grades)}")
-        j = Judgment(round_id, assessor_id, query_id, doc_id, grade,
-                     seconds=campaign._seconds(seconds), note=campaign._note(note),
-                     submission_id=campaign._submission_id(submission_id))
+        j = validation.submission(view.rnd, assessor_id, query_id, doc_id, grade_value=grade,
+                                  submission_id_value=submission_id, seconds_value=seconds,
+                                  note_value=note)
         if getattr(self._local, "cached_only", False):
             return j  # the caller awaits `stored(j)`: no thread waits for the commit
         return self.stored(j, self.writer.submit(j))
@@ -405,32 +366,13 @@ class LiveCampaign:
             return None
         if view.rnd.adaptive:
             return self._store(campaign.undo, assessor_id, role, round_id, query_id,
-                                      submission_id=submission_id)
+                               submission_id=submission_id)
         if not view.has_topic(assessor_id, role, query_id):
             return None
-        sid = campaign._submission_id(submission_id)
-        done = self._store(lambda s: s.one(
-            "find submission", "SELECT doc_id FROM judgments WHERE submission_id = ? AND "
-            "assessor_id = ? AND kind = 'retract'", [sid, assessor_id]))
-        if done:
-            return Stored(done[0], duplicate=True)
-        mine = self._mine(round_id, assessor_id, query_id)
-        if not mine:
-            raise InputError("there is no judgment of this topic to undo")
-        latest = max(mine, key=lambda d: mine[d][1])
-        j = Judgment(round_id, assessor_id, query_id, latest, None, kind="retract", submission_id=sid)
-        try:
-            written = self.writer.submit(j)
-        except SubmissionConflict:
-            written = Written(None)  # a retry that raced the first: it chose another document
-        if written.seq is None:  # the same undo, sent twice at once: answer like the first
-            done = self._store(lambda s: s.one(
-                "find submission", "SELECT doc_id, kind, grade FROM judgments WHERE "
-                "submission_id = ? AND assessor_id = ?", [sid, assessor_id]))
-            if done and done[1] != "retract":  # the id was this person's judgment, not an undo
-                raise conflict(j, {"doc_id": done[0], "grade": done[2]})
-            return Stored(done[0] if done else latest, duplicate=True)
-        return Stored(latest, duplicate=False)
+        sid = validation.submission_id(submission_id)
+        done = undo(round_id, assessor_id, query_id, sid, self._mine(round_id, assessor_id, query_id),
+                    find=lambda: self._store(submitted, assessor_id, sid), store_one=self.writer.submit)
+        return Stored(done.doc_id, duplicate=done.duplicate)
 
     def _remember(self, j: Judgment, seq: int) -> None:
         """Add a stored judgment to the cached history (unless a reload already has it)."""
@@ -444,46 +386,10 @@ class LiveCampaign:
                 doc_events.sort()
 
 
-def _fingerprints(store: Store) -> dict[str, tuple]:
-    """round_id -> the fingerprint of its row, queue and assignments (`_FINGERPRINTS`)."""
-    return {row[0]: row[1:] for row in store.sql("round fingerprints", _FINGERPRINTS).fetchall()}
-
-
-def _load_members(store: Store) -> dict[str, frozenset[str]]:
-    """round_id -> the people with work assigned in it."""
-    members: dict[str, set[str]] = {}
-    for r, a in store.sql("round members", "SELECT DISTINCT round_id, assessor_id "
-                                           "FROM assignments").fetchall():
-        members.setdefault(r, set()).add(a)
-    return {r: frozenset(people) for r, people in members.items()}
-
-
-def _load_round(store: Store, round_id: str) -> _RoundView | None:
+def _load_round(store: Store, round_id: str) -> Assignments | None:
+    """A round's whole queue and who works on what, to answer from memory."""
     rnd = campaign.find_round(store, round_id)
-    if rnd is None:
-        return None
-    queue: dict[str, list[str]] = {}
-    for q, d in store.con.execute(
-            "SELECT query_id, doc_id FROM pool_entries WHERE round_id = ? ORDER BY query_id, position",
-            [round_id]).fetchall():
-        queue.setdefault(q, []).append(d)
-    whole: dict[str, set[str]] = {}
-    overlap: dict[str, dict[str, set[str]]] = {}
-    for a, q, d in store.con.execute(
-            "SELECT assessor_id, query_id, doc_id FROM assignments WHERE round_id = ?",
-            [round_id]).fetchall():
-        if d is None:
-            whole.setdefault(a, set()).add(q)
-        else:
-            overlap.setdefault(a, {}).setdefault(q, set()).add(d)
-    return _RoundView(rnd, queue, whole, overlap)
-
-
-@dataclass(frozen=True)
-class Written:
-    """A submission's outcome: its seq when stored now, None when it was already stored."""
-
-    seq: int | None
+    return None if rnd is None else load_assignments(store, rnd)
 
 
 class JudgmentWriter:
@@ -547,7 +453,7 @@ class JudgmentWriter:
         alone, and everyone else's judgments are stored and acknowledged as usual."""
         groups: dict[tuple[str, str], list[tuple[Judgment, Future]]] = {}
         for item in batch:
-            groups.setdefault((item[0].assessor_id, item[0].submission_id or ""), []).append(item)
+            groups.setdefault(key(item[0]), []).append(item)
         failure = self._commit(batch)
         if failure is None:
             return
@@ -563,61 +469,37 @@ class JudgmentWriter:
         """One statement (one commit) for the batch, its futures settled once committed; the
         error instead when it failed (then nothing of it was stored, and nobody is told yet).
 
-        Rows whose (assessor, submission id) is already stored are skipped by the primary key
-        (`OR IGNORE`), and RETURNING names the rows stored. A skipped row saying the same as
-        the stored one is a retry ('duplicate'); one saying something else is refused with
-        `SubmissionConflict`, never dropped silently. (One statement, not BEGIN ... COMMIT:
-        each further call waits for the interpreter lock the event loop holds under load.)"""
+        The statement and what becomes of each submission (stored, a retry answered
+        'duplicate', or refused with `SubmissionConflict`, never dropped silently) are the
+        judging core's (`pooling.judging.judgments.insert` and `outcomes`). (One statement,
+        not BEGIN ... COMMIT: each further call waits for the interpreter lock the event loop
+        holds under load.)"""
         cur = self._cursor
-        rows: list[Judgment] = []
-        first: dict[tuple[str, str], Judgment] = {}
-        for j, _ in batch:
-            key = (j.assessor_id, j.submission_id or "")
-            if key not in first:  # a double click inside one batch: once
-                first[key] = j
-                rows.append(j)
-        now = utcnow()
-        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows))
-        params: list[object] = []
-        for j in rows:
-            params += [j.submission_id, j.round_id, j.query_id, j.doc_id, j.assessor_id,
-                       j.kind, j.grade if j.kind == "judge" else None, j.seconds, j.note, now,
-                       j.probability, j.rationale]
+        rows = first_of(j for j, _ in batch)  # a double click inside one batch: once
         try:
-            seqs = {(a, s): seq for a, s, seq in cur.execute(
-                "INSERT OR IGNORE INTO judgments (submission_id, round_id, query_id, doc_id, "
-                f"assessor_id, kind, grade, seconds, note, judged_at, probability, rationale) "
-                f"VALUES {values} RETURNING assessor_id, submission_id, seq", params).fetchall()}
+            seqs = insert(cur, rows)
         except Exception as exc:  # noqa: BLE001 - the caller decides who learns of it
             return exc
         self.commits += 1
         self.written += len(seqs)
         for j in rows:
-            key = (j.assessor_id, j.submission_id or "")
-            if key in seqs:
-                self.on_stored(j, seqs[key])
-        skipped = [k for k in first if k not in seqs]
+            if key(j) in seqs:
+                self.on_stored(j, seqs[key(j)])
+        skipped = [key(j) for j in rows if key(j) not in seqs]
         try:
             stored_before, unread = stored_submissions(cur, skipped), None
         except Exception as exc:  # noqa: BLE001 - only the skipped ones are left unanswered
             stored_before, unread = {}, WriteFailed(
                 f"whether the judgment was stored already could not be read "
                 f"({str(exc).splitlines()[0][:200]}): send it again in a moment")
-        claimed: set[tuple[str, str]] = set()
-        for j, future in batch:
-            key = (j.assessor_id, j.submission_id or "")
-            if key in seqs and key not in claimed and first[key] is j:
-                claimed.add(key)
-                _settle([future], result=Written(seqs[key]))
-                continue
-            if unread is not None and key not in seqs:
+        for (j, future), result in zip(batch, outcomes([j for j, _ in batch], seqs, stored_before),
+                                       strict=True):
+            if unread is not None and key(j) not in seqs:
                 _settle([future], exc=unread)
-                continue
-            before = stored_before.get(key) or first[key].content()
-            if j.same_as(before):
-                _settle([future], result=Written(None))
+            elif isinstance(result, SubmissionConflict):
+                _settle([future], exc=result)
             else:
-                _settle([future], exc=conflict(j, before))
+                _settle([future], result=result)
         return None
 
 

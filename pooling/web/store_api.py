@@ -32,13 +32,14 @@ from starlette.routing import Route
 from pooling.errors import SubmissionConflict
 from pooling.judging.assessors import authenticate
 from pooling.judging.judgments import (
-    KINDS,
     Judgment,
-    conflict,
+    counted,
+    key,
+    outcomes,
     stored_submissions,
     unstorable,
-    unstorable_text,
 )
+from pooling.judging.validation import incomplete
 from pooling.store.remote import (
     ARROW_STREAM,
     JUDGMENT_FIELDS,
@@ -359,13 +360,10 @@ async def append_judgments(request: Request) -> Response:
     def do() -> tuple[int, int]:
         items = _judgments_of(data)
         with session.lock:
-            before = stored_submissions(session.cursor, [(j.assessor_id, j.submission_id or "")
-                                                         for j in items])
-        for j in items:  # refused whole before anything is stored, never half stored
-            key = (j.assessor_id, j.submission_id or "")
-            if key in before and not j.same_as(before[key]):
-                raise conflict(j, before[key])
-            before.setdefault(key, j.content())
+            before = stored_submissions(session.cursor, [key(j) for j in items])
+        # Refused whole before anything is stored, never half stored: what would become of
+        # each if nothing were stored now (`outcomes`), a conflict raised.
+        counted(outcomes(items, {}, before))
         futures = [sessions.writer.submit_future(j) for j in items]
         written = [f.result() for f in futures]
         stored = sum(w.seq is not None for w in written)
@@ -390,16 +388,9 @@ def _judgments_of(data: bytes) -> list[Judgment]:
     table = table.select(JUDGMENT_FIELDS.names).cast(JUDGMENT_FIELDS)
     items = [Judgment(**row) for row in table.to_pylist()]
     for n, j in enumerate(items, start=1):
-        missing = [f for f in ("assessor_id", "query_id", "doc_id", "submission_id") if not getattr(j, f)]
-        if missing:
-            raise ValueError(f"judgment {n} has no {', '.join(missing)}")
-        if j.kind not in KINDS:
-            raise ValueError(f"judgment {n}: kind must be one of {', '.join(KINDS)}, got {j.kind!r}")
-        if j.kind == "judge" and j.grade is None:
-            raise ValueError(f"judgment {n} has no grade")
-        why = unstorable_text(j)
+        why = incomplete(j, n)
         if why:
-            raise ValueError(f"judgment {n}: {why}")
+            raise ValueError(why)
     return items
 
 

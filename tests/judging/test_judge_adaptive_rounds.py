@@ -125,7 +125,7 @@ def test_peoples_grades_steer_it_first_and_the_judge_still_judges_their_document
     with Store(path) as s:
         add_assessor(s, "ann")
         assign(s, "live", ["ann"])
-        from pooling.judging.rounds import next_document
+        from pooling.judging.queue import next_document
 
         first = next_document(s, "live", "ann", "1")
         assert first == "q1d11"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pooling.judging
@@ -62,3 +63,76 @@ def test_the_judge_backends_sit_at_the_bottom_and_never_touch_the_store():
             assert inside or not module.startswith(("pooling.judging", "pooling.store")), (
                 f"backends/{path.name} imports {module}")
             assert module != "pooling", f"backends/{path.name} imports the whole package"
+
+
+# -- one judging core: every rule of a judgment in pooling.judging, asked by pooling.web ---
+
+POOLING = PACKAGE.parent
+WEB = POOLING / "web"
+INSERT_INTO_JUDGMENTS = re.compile(r"\bINSERT\s+(?:OR\s+\w+\s+)?INTO\s+judgments\b", re.I)
+ASSIGNMENT_SQL = re.compile(r"\b(?:FROM|JOIN)\s+assignments\b", re.I)
+GRADE_ON_SCALE = re.compile(r"\bgrade\w*\s+(?:not\s+)?in\s+[\w.]*grades\b")
+
+
+def sources(root: Path) -> dict[str, str]:
+    """Every module under root, by its path relative to the pooling package."""
+    return {str(p.relative_to(POOLING)): p.read_text() for p in sorted(root.rglob("*.py"))}
+
+
+def test_judging_never_imports_web():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        web = [m for m in pooling_imports_of(path) if m == "pooling.web" or m.startswith("pooling.web.")]
+        assert not web, f"judging/{path.relative_to(PACKAGE)} imports {', '.join(web)}"
+
+
+def test_exactly_one_module_holds_sql_that_inserts_into_judgments():
+    holders = [name for name, text in sources(POOLING).items() if INSERT_INTO_JUDGMENTS.search(text)]
+    assert holders == ["judging/judgments.py"]
+
+
+def test_the_web_package_checks_no_grade_reads_no_assignments_and_inserts_no_judgment():
+    """Pages, routing, sessions, caching and group commit only: the rules are judging's."""
+    for name, text in sources(WEB).items():
+        assert not GRADE_ON_SCALE.search(text), f"{name} checks a grade against a scale"
+        assert not ASSIGNMENT_SQL.search(text), f"{name} reads the assignments table"
+        assert not INSERT_INTO_JUDGMENTS.search(text), f"{name} inserts into judgments"
+
+
+def private_imports(path: Path) -> list[str]:
+    """The private names a module takes from another pooling module: `from m import _x` (or
+    `x as _x`, a public name hidden under a private one), or `m._x` on a pooling module it
+    imported."""
+    tree = ast.parse(path.read_text())
+    modules: set[str] = set()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.startswith("pooling"):
+            for alias in node.names:
+                if alias.name.startswith("_") or (alias.asname or "").startswith("_"):
+                    found.append(f"{node.module}.{alias.name}")
+                else:  # perhaps a module (from pooling.web import campaign)
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname or a.name for a in node.names if a.name.startswith("pooling"))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_private_name_is_imported_across_modules_in_judging_or_web():
+    for root in (PACKAGE, WEB):
+        for path in sorted(root.rglob("*.py")):
+            assert private_imports(path) == [], f"{path.relative_to(POOLING)} takes private names"
+
+
+def test_the_private_name_check_sees_both_forms(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from pooling.judging.history import _x\nfrom pooling.web import campaign\n"
+                      "from pooling.judging.judgments import may_judge as _may_judge\n"
+                      "campaign._seconds(1)\n")
+    assert private_imports(module) == ["pooling.judging.history._x",
+                                       "pooling.judging.judgments.may_judge", "campaign._seconds"]

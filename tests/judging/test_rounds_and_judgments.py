@@ -213,7 +213,7 @@ def test_cli_round_workflow(tmp_path):
 
 
 def test_adaptive_round_serves_live_from_the_judgments_so_far(store):
-    from pooling.judging.rounds import next_document
+    from pooling.judging.queue import next_document
 
     summary = create_round(store, "live", "mtf", depth=3)
     assert summary.round.adaptive and summary.entries == 0

@@ -11,7 +11,8 @@ from pooling.cli.app import app
 from pooling.judging.assessors import add_assessor, assign
 from pooling.judging.judges import add_judge
 from pooling.judging.judgments import Judgment, append_judgments, record
-from pooling.judging.rounds import create_round, get_round, next_document, pool_table
+from pooling.judging.queue import next_document
+from pooling.judging.rounds import create_round, get_round, pool_table
 from pooling.store import Store
 from pooling.strategies import REGISTRY, StrategyError, rankings_by_topic
 

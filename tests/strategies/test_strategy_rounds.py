@@ -17,7 +17,8 @@ from pooling.judging.assessors import add_assessor, assign
 from pooling.judging.history import Judgment
 from pooling.judging.judges import add_judge, judge_pairs
 from pooling.judging.judgments import append_judgments, record
-from pooling.judging.rounds import create_round, get_round, next_document, pool_table
+from pooling.judging.queue import next_document
+from pooling.judging.rounds import create_round, get_round, pool_table
 from pooling.store import Store
 from pooling.strategies import StrategyError
 

@@ -1,0 +1,148 @@
+"""Whether a judgment can be accepted: the one place every writer asks.
+
+A submission (the judging page, the JSON API) is checked field by field as it arrives:
+text the store can hold, a grade on the round's scale, seconds, a note, a submission id.
+A judgment made in code or read from a file (`record`, batches, the served store's
+judgments from organiser tools) is checked whole by `problem`. Each check raises
+`JudgmentRefused` (the web answers 422) or returns why, so that the page, the API and the
+CLI refuse the same fault with the same words. Who may judge what is
+`pooling.judging.assignments`.
+"""
+
+from __future__ import annotations
+
+import re
+from numbers import Integral
+
+from pooling.errors import StoreError
+from pooling.judging.history import KINDS, Judgment
+from pooling.judging.rounds import Round
+from pooling.judging.storable import unstorable
+
+SUBMISSION_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+MAX_NOTE = 2000
+MAX_SECONDS = 86400
+
+# A judgment's text fields: each must be text the store can hold (see `unstorable`).
+TEXT_FIELDS = ("round_id", "assessor_id", "query_id", "doc_id", "kind", "note", "submission_id",
+               "rationale")
+
+
+class JudgmentRefused(StoreError):
+    """A judgment the judging core refuses (a grade off the scale, a note too long, a
+    malformed id, text the store cannot hold, nothing to undo); nothing was stored."""
+
+
+# -- the grade ---------------------------------------------------------------------------
+
+
+def on_scale(rnd: Round, grade: object) -> bool:
+    """Whether `grade` is one of the round's grades (an integer, never a boolean)."""
+    whole = type(grade) is int or (isinstance(grade, Integral) and not isinstance(grade, bool))
+    return whole and grade in rnd.grades
+
+
+def scale_hint(rnd: Round) -> str:
+    """What a grade must be, for an answer that does not repeat what was sent."""
+    return f"grade must be one of {list(rnd.grades)}"
+
+
+def off_scale(rnd: Round, grade: object) -> str:
+    """Why a grade is refused, naming it (rows of a file, judgments made in code)."""
+    return f"grade {grade!r} is not on the round's scale {list(rnd.grades)}"
+
+
+def grade(rnd: Round, value: object) -> int:
+    """A submitted grade, or `JudgmentRefused` when it is not on the round's scale."""
+    if not on_scale(rnd, value):
+        raise JudgmentRefused(scale_hint(rnd))
+    return value  # type: ignore[return-value]
+
+
+# -- the other fields of a submission ----------------------------------------------------
+
+
+def texts(**fields: object) -> None:
+    """Refuse an id that is not text (`JudgmentRefused`), as a JSON body may send."""
+    for name, value in fields.items():
+        if not isinstance(value, str):
+            raise JudgmentRefused(f"{name} must be a string")
+
+
+def storable(**fields: object) -> None:
+    """Refuse text the store cannot keep (`JudgmentRefused`): asked before anything else, so
+    such text never reaches a query or a commit shared with other people's judgments."""
+    for name, value in fields.items():
+        why = unstorable(value, name)
+        if why:
+            raise JudgmentRefused(why)
+
+
+def submission_id(value: object) -> str:
+    """A submission id as sent: 16-64 letters, digits, '-' or '_' (else `JudgmentRefused`)."""
+    if not isinstance(value, str) or not SUBMISSION_ID.match(value):
+        raise JudgmentRefused("submission_id must be 16-64 letters, digits, '-' or '_'")
+    return value
+
+
+def seconds(value: object) -> float | None:
+    """Seconds spent judging, to the millisecond; None when not sent."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_SECONDS:
+        raise JudgmentRefused(f"seconds must be a number between 0 and {MAX_SECONDS}")
+    return round(float(value), 3)
+
+
+def note(value: object) -> str | None:
+    """A note as stored: stripped, None when empty (else `JudgmentRefused` when too long)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_NOTE:
+        raise JudgmentRefused(f"a note is text of at most {MAX_NOTE} characters")
+    return value.strip() or None
+
+
+def submission(rnd: Round, assessor_id: str, query_id: str, doc_id: str, *, grade_value: object,
+               submission_id_value: object, seconds_value: object = None,
+               note_value: object = None) -> Judgment:
+    """The judgment a page or API submission makes, every field checked (`JudgmentRefused`).
+    Its text was checked with `storable` before the round and the assignment were looked up."""
+    return Judgment(rnd.round_id, assessor_id, query_id, doc_id, grade(rnd, grade_value),
+                    seconds=seconds(seconds_value), note=note(note_value),
+                    submission_id=submission_id(submission_id_value))
+
+
+# -- a whole judgment --------------------------------------------------------------------
+
+
+def unstorable_text(j: Judgment) -> str | None:
+    """Why one of a judgment's text fields cannot be stored (`unstorable`), or None."""
+    return next((why for name in TEXT_FIELDS if (why := unstorable(getattr(j, name), name))), None)
+
+
+def incomplete(j: Judgment, n: int) -> str | None:
+    """Why judgment number `n` of a stream lacks what every stored one has (ids, a kind, a
+    grade, storable text), or None; the round's rules are not asked (an automatic judge's)."""
+    missing = [f for f in ("assessor_id", "query_id", "doc_id", "submission_id") if not getattr(j, f)]
+    if missing:
+        return f"judgment {n} has no {', '.join(missing)}"
+    if j.kind not in KINDS:
+        return f"judgment {n}: kind must be one of {', '.join(KINDS)}, got {j.kind!r}"
+    if j.kind == "judge" and j.grade is None:
+        return f"judgment {n} has no grade"
+    why = unstorable_text(j)
+    return f"judgment {n}: {why}" if why else None
+
+
+def problem(j: Judgment, rnd: Round) -> str | None:
+    """Why a judgment of round `rnd` cannot be accepted, leaving out who may judge it
+    (`pooling.judging.assignments`), or None when it can."""
+    why = unstorable_text(j)  # first: the store cannot even look such text up
+    if why:
+        return why
+    if j.kind not in KINDS:
+        return f"kind must be one of {', '.join(KINDS)}"
+    if j.kind == "judge" and not on_scale(rnd, j.grade):
+        return off_scale(rnd, j.grade)
+    return None
