@@ -34,20 +34,6 @@ FLOORS: list[list[str]] = [
     ["cli", "__main__"],  # the command line
 ]
 
-# Private names imported across modules that remain, each to be removed where it lives.
-# Only pooling/judging and pooling/web may appear here: those packages are being made one
-# judging core, which removes these.
-PRIVATE_ALLOWED = {
-    ("pooling.judging.judgments", "pooling.judging.history", "_replay"),
-    ("pooling.web.api_views", "pooling.web.campaign", "_submission_id"),
-    ("pooling.web.live", "pooling.web.campaign", "_grades"),
-    ("pooling.web.live", "pooling.web.campaign", "_note"),
-    ("pooling.web.live", "pooling.web.campaign", "_seconds"),
-    ("pooling.web.live", "pooling.web.campaign", "_submission_id"),
-    ("pooling.web.live", "pooling.web.campaign", "_topic"),
-}
-
-
 def module_names() -> dict[str, Path]:
     """Dotted name -> source file, for every module and package of pooling."""
     names = {}
@@ -176,8 +162,7 @@ def test_the_package_itself_reaches_only_for_its_entry_points():
 def test_no_module_imports_another_modules_private_names():
     found = {(name, source, private) for name, (_, taken) in GRAPH.items()
              for source, private in taken}
-    assert {f for f in found if f not in PRIVATE_ALLOWED} == set()
-    assert {f[0].split(".")[1] for f in PRIVATE_ALLOWED} <= {"judging", "web"}
+    assert found == set()
 
 
 def test_the_floor_list_names_only_packages_and_modules_that_exist():
