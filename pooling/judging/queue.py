@@ -206,7 +206,24 @@ def judged_by(store: Store, judge_id: str, round_id: str | None) -> set[Pair]:
 # -- a person's queue of one topic ---------------------------------------------------------
 
 
-class TopicQueue:
+class OneTopicQueue:
+    """What a person's queue of one topic reports, static or adaptive: its one topic, and the
+    pairs it covers (those judged before it was made and those it has handed out since)."""
+
+    _query_id: str
+    judged_before: int
+    handed_out: int
+
+    @property
+    def pairs(self) -> int:
+        return self.judged_before + self.handed_out
+
+    @property
+    def query_ids(self) -> list[str]:
+        return [self._query_id]
+
+
+class TopicQueue(OneTopicQueue):
     """One person's documents of one topic of a static round: `docs` (what they may judge,
     in queue order) less those `judged`; nothing once the round's stopping rule has ended
     the topic. Reads nothing: the judging server builds it from what it holds in memory."""
@@ -222,14 +239,6 @@ class TopicQueue:
         self._at = 0
         self.handed_out = 0
         self.judged_before = len(judged)
-
-    @property
-    def pairs(self) -> int:
-        return self.judged_before + self.handed_out
-
-    @property
-    def query_ids(self) -> list[str]:
-        return [self._query_id]
 
     def next_pairs(self, limit: int | None = None) -> list[Pair]:
         out: list[Pair] = []
@@ -260,7 +269,7 @@ def static_topic_queue(rnd: Round, query_id: str, docs: Sequence[str],
     return TopicQueue(query_id, docs, mine, ended=ended)
 
 
-class ChosenQueue:
+class ChosenQueue(OneTopicQueue):
     """One topic of an adaptive round, for a person: the strategy's next choice from the
     people's grades of the topic so far (`judged`, in the order made); one document at a
     time, the next only once its grade is stored. Choosing may write (the round's queue
@@ -276,14 +285,6 @@ class ChosenQueue:
         self._given = False
         self.handed_out = 0
         self.judged_before = len(self._judged)
-
-    @property
-    def pairs(self) -> int:
-        return self.judged_before + self.handed_out
-
-    @property
-    def query_ids(self) -> list[str]:
-        return [self._query_id]
 
     def next_pairs(self, limit: int | None = None) -> list[Pair]:
         if self._given or limit == 0:
