@@ -35,8 +35,7 @@ from pooling.judging.assignments import assigned_items, load_assignments, not_as
 from pooling.judging.history import Judgment, effective_judgments
 from pooling.judging.judgments import counted, write
 from pooling.judging.rounds import Round, get_round
-from pooling.judging.storable import unstorable
-from pooling.judging.validation import off_scale, on_scale, scale_hint
+from pooling.judging.validation import off_scale, on_scale, scale_hint, unstorable_text
 from pooling.store.core import Store
 
 BATCH_COLUMNS = ["round_id", "query_id", "doc_id", "position", "topic_title", "topic_description",
@@ -142,15 +141,15 @@ def read_batch(path: str | Path, rnd: Round, assessor_id: str) -> BatchRows:
             continue
         q, d = str(row.get("query_id") or ""), str(row.get("doc_id") or "")
         note = (row.get("note") or None) and str(row.get("note"))
-        why = next((w for field, value in (("query_id", q), ("doc_id", d), ("note", note))
-                    if (w := unstorable(value, field))), None)
+        sid = hashlib.sha256(json.dumps([file_sha, rnd.round_id, assessor_id, q, d, grade, note]).encode())
+        j = Judgment(rnd.round_id, assessor_id, q, d, grade, note=note,
+                     submission_id=f"batch-{sid.hexdigest()[:32]}")
+        why = unstorable_text(j)
         if why:
             out.problems.append(Problem(source, line, why))
             continue
-        sid = hashlib.sha256(json.dumps([file_sha, rnd.round_id, assessor_id, q, d, grade, note]).encode())
         out.lines.append(line)
-        out.judgments.append(Judgment(rnd.round_id, assessor_id, q, d, grade, note=note,
-                                      submission_id=f"batch-{sid.hexdigest()[:32]}"))
+        out.judgments.append(j)
     return out
 
 
