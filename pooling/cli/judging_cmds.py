@@ -30,17 +30,6 @@ app.add_typer(qrels_app, name="qrels")
 RoundOpt = Annotated[str, typer.Option("--round", help="The judging round's name.")]
 
 
-def key_value_params(items: list[str]) -> dict[str, str]:
-    """KEY=VALUE options (--param) as a dict; the judge and round commands both take them."""
-    out_params = {}
-    for item in items:
-        if "=" not in item:
-            raise StoreError(f"--param takes key=value, got {item!r}")
-        k, v = item.split("=", 1)
-        out_params[k.strip()] = v.strip()
-    return out_params
-
-
 @app.command()
 def pool(
     store: StoreArg,
@@ -70,9 +59,10 @@ def pool(
     from pooling.judging.rounds import create_round
     from pooling.store import Store
     from pooling.strategies import DEFAULT_STRATEGY
+    from pooling.strategies.params import parse_key_values
 
     strategy = strategy or DEFAULT_STRATEGY
-    strategy_params = key_value_params(param)
+    strategy_params = parse_key_values(param, StoreError)
     if depth is not None and strategy == "depth":
         strategy_params["depth"] = str(depth)
     if judge:
