@@ -1,16 +1,17 @@
 """Evaluation: trec_eval 10.0-exact measures over Arrow/NumPy.
 
 `evaluate(qrels, runs, measures, missing_topics=..., relevance_level=..., max_docs=...,
-topics=...)` is the entry point; `format_trec` renders a run's result as trec_eval does,
+topics=...)` is the entry point (the inputs after the measures are `EvalOptions`' fields); `format_trec` renders a run's result as trec_eval does,
 `format_trec_runs` several runs' results with a runid line opening each block.
 """
 
 from pooling.evaluation.entry import evaluate
 from pooling.evaluation.inputs import RunStream
+from pooling.evaluation.options import EvalOptions
 from pooling.evaluation.results import Column, Evaluation, RunEvaluation
 from pooling.evaluation.trec_format import format_trec, format_trec_runs
 
 __all__ = [
-    "Column", "Evaluation", "RunEvaluation", "RunStream", "evaluate", "format_trec",
-    "format_trec_runs",
+    "Column", "EvalOptions", "Evaluation", "RunEvaluation", "RunStream", "evaluate",
+    "format_trec", "format_trec_runs",
 ]
