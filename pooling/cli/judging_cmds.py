@@ -459,10 +459,11 @@ def _round_agreement(store: Path, round: str, threshold: int, format: str) -> No
 
 def _print_label_agreement(result) -> None:
     """The table form of a `LabelAgreement`: pairs, confusion matrix, statistics, leaderboard."""
+    from pooling.agreement.statistics import statistic_values, term
     from pooling.leaderboard.render import fmt
 
-    def num(value: float) -> str:
-        return "n/a" if value != value else f"{value:.3f}"  # nan: undefined
+    def num(value: float, digits: int = 3) -> str:
+        return "n/a" if value != value else f"{value:.{digits}f}"  # nan: undefined
 
     c, a, b = result.labels, result.a, result.b
     out.print(f"B = {b} against A = {a}: {c.n_shared:,} pair(s) graded by both, {c.only_a:,} "
@@ -478,19 +479,19 @@ def _print_label_agreement(result) -> None:
         for g, row in zip(c.grades, c.confusion.tolist(), strict=True):
             matrix.add_row(str(g), *(f"{n:,}" for n in row))
         out.print(matrix)
+    values = statistic_values(c)
+
+    def terms(section: str) -> str:
+        return ", ".join(f"{term(stat, c)} {num(value, stat.digits)}"
+                         for stat, value in values if stat.section == section)
+
     s, p = c.scores, c.probability
-    out.print(f"Cohen's kappa {num(c.kappa)}, linear {num(c.kappa_linear)}, quadratic "
-              f"{num(c.kappa_quadratic)}, binary at grade >= {c.threshold} "
-              f"{num(c.kappa_binary)} · Krippendorff's alpha nominal "
-              f"{num(c.alpha_nominal)}, ordinal {num(c.alpha_ordinal)}, interval "
-              f"{num(c.alpha_interval)}", highlight=False)
-    out.print(f"relevant at grade >= {c.threshold}: precision {num(s.precision)}, recall "
-              f"{num(s.recall)}, F1 {num(s.f1)}, accuracy {num(s.accuracy)}, fallout "
-              f"{num(s.fallout)} (TP {s.tp:,}, FP {s.fp:,}, FN {s.fn:,}, TN {s.tn:,})",
-              highlight=False)
+    out.print(f"{terms('kappa')} · {terms('alpha')}", highlight=False)
+    out.print(f"relevant at grade >= {c.threshold}: {terms('classification')} (TP {s.tp:,}, "
+              f"FP {s.fp:,}, FN {s.fn:,}, TN {s.tn:,})", highlight=False)
     if p is not None:
-        out.print(f"B's probabilities on {p.n:,} pair(s): ROC-AUC {num(p.roc_auc)}, PR-AUC "
-                  f"{num(p.pr_auc)}, log loss {num(p.log_loss)}", highlight=False)
+        out.print(f"B's probabilities on {p.n:,} pair(s): {terms('probability')}",
+                  highlight=False)
     sys_ = result.systems
     if sys_ is None:
         why = "no stored run to rank" if c.n_compared else "no pair graded by both to score runs on"
@@ -510,10 +511,7 @@ def _print_label_agreement(result) -> None:
             out.print(moved)
         else:
             out.print("no run changes rank", highlight=False)
-    shown = [c.kappa, c.kappa_linear, c.kappa_quadratic, c.kappa_binary, c.alpha_nominal,
-             c.alpha_ordinal,
-             c.alpha_interval, s.precision, s.recall, s.f1, s.accuracy, s.fallout]
-    shown += [p.roc_auc, p.pr_auc, p.log_loss] if p is not None else []
+    shown = [value for _, value in values]
     shown += [sys_.kendall_tau, sys_.tau_ap_a, sys_.spearman_rho] if sys_ is not None else []
     if any(v != v for v in shown):  # nan
         out.print("(n/a: undefined here: no pair in common, or only one grade or one class "
