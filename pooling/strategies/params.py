@@ -76,15 +76,21 @@ def convert_value(param: Param, value: Any, owner: str, error: type[PoolingError
     if isinstance(value, bool) and param.type is not str:
         raise wrong  # True is not the number 1 here
     if param.type is int:
-        return _whole(value, wrong)
+        number = whole_number(value)
+        if number is None:
+            raise wrong
+        return number
     try:
         return param.type(value)
     except (TypeError, ValueError) as exc:
         raise wrong from exc
 
 
-def _whole(value: Any, wrong: PoolingError) -> int:
-    """An int from an int, or from a number or text that is a whole number ("3", "3.0")."""
+def whole_number(value: Any) -> int | None:
+    """An int from an int, or from a number or text that is a whole number ("3", "3.0");
+    None for anything else (a fraction, a word, nan, a bool)."""
+    if isinstance(value, bool):
+        return None
     if isinstance(value, int):
         return value
     if isinstance(value, str):
@@ -94,8 +100,6 @@ def _whole(value: Any, wrong: PoolingError) -> int:
             pass  # "3.0" or "1e3": read as a number below
     try:
         number = float(value)
-    except (TypeError, ValueError) as exc:
-        raise wrong from exc
-    if not number.is_integer():  # also nan and inf
-        raise wrong
-    return int(number)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number.is_integer() else None  # nan and inf are not whole
