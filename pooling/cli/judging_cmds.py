@@ -438,6 +438,7 @@ def agreement(
 
 
 def _round_agreement(store: Path, round: str, threshold: int, format: str) -> None:
+    from pooling.agreement.report import PAIR_STATISTICS
     from pooling.judging.rules import round_agreement
     from pooling.store import Store
 
@@ -447,10 +448,10 @@ def _round_agreement(store: Path, round: str, threshold: int, format: str) -> No
         report = round_agreement(s, round, threshold=threshold)
     out.print(f"round {round}: {report.n_shared} pair(s) judged by two or more assessors, "
               f"{report.n_single} by one", highlight=False)
-    table = Table("assessors", "pairs", "kappa", "kappa (linear)", "kappa (quadratic)", "overlap")
+    table = Table("assessors", "pairs", *(term for _, term, _ in PAIR_STATISTICS))
     for p in report.pairs:
-        table.add_row(f"{p.assessor_a} / {p.assessor_b}", str(p.n), f"{p.kappa:.3f}",
-                      f"{p.kappa_linear:.3f}", f"{p.kappa_quadratic:.3f}", f"{p.overlap:.3f}")
+        table.add_row(f"{p.assessor_a} / {p.assessor_b}", str(p.n),
+                      *(f"{getattr(p, field):.3f}" for field, _, _ in PAIR_STATISTICS))
     out.print(table)
     out.print(f"Fleiss' kappa {report.fleiss_kappa:.3f} · Krippendorff's alpha nominal "
               f"{report.alpha_nominal:.3f}, ordinal {report.alpha_ordinal:.3f} · overlap "
