@@ -1,7 +1,7 @@
-"""The options the leaderboard commands share, and their one translation.
+"""The options the commands scoring stored runs share, and their one translation.
 
-`leaderboard`, `compare`, `topic-report`, `pool-bias` and `folds` declare these same options,
-so a flag reads and behaves alike in each: the qrels version, the measures, the runs, and the
+`leaderboard`, `compare`, `topic-report`, `pool-bias`, `folds` and `evaluate` declare these
+same options, so a flag reads and behaves alike in each: the qrels version, the measures, the runs, and the
 topic block (--topics, -c, --shared-topics, -l) that `scoring` turns into the library's
 keywords.
 """
