@@ -21,7 +21,9 @@ from pooling.formats.columns import int_column, parse_columns, str_column
 from pooling.formats.source import (
     PathLike,
     check_line_lengths,
+    compression_of,
     display_name,
+    open_file,
     read_bytes,
     write_lines,
 )
@@ -70,12 +72,24 @@ def parse_sampled_qrels(data: bytes, source: str) -> pa.Table:
 
 
 def is_sampled_qrels(data: bytes) -> bool:
-    """True when the first non-blank line has five fields (a plain qrels line has four)."""
+    """True when the first data line (not blank, not `#`) has five fields; a qrels line has four."""
     for line in data.splitlines():
         fields = line.split()
-        if fields:
+        if fields and not fields[0].startswith(b"#"):
             return len(fields) == 5
     return False
+
+
+def looks_sampled(path: PathLike) -> bool:
+    """Whether the file at `path` is sampled qrels by its first data line (`-` never is: stdin
+    can be read once only). A compressed file is decompressed to look."""
+    if str(path) == "-":
+        return False
+    with open_file(path) as f:
+        head = f.read(1 << 16)
+    if compression_of(head) is not None:
+        head = read_bytes(path)
+    return is_sampled_qrels(head)
 
 
 def write_sampled_qrels(table: pa.Table, out: PathLike | IO[str]) -> None:
