@@ -37,12 +37,14 @@ class Judgment:
     submission_id: str | None = None
     probability: float | None = None  # an automatic judge's P(relevant) or confidence
     rationale: str | None = None  # an automatic judge's raw answer
+    subtopic: str | None = None  # the topic's subtopic judged (None: the document as a whole)
 
     def content(self) -> dict[str, Any]:
-        """What a retry must repeat to be one: round, topic, document, kind, grade and note."""
+        """What a retry must repeat to be one: round, topic, document, subtopic, kind, grade
+        and note."""
         return {"round_id": self.round_id, "query_id": self.query_id, "doc_id": self.doc_id,
                 "kind": self.kind, "grade": self.grade if self.kind == "judge" else None,
-                "note": self.note}
+                "note": self.note, "subtopic": self.subtopic}
 
     def same_as(self, stored: dict[str, Any]) -> bool:
         """Whether a stored row (by this assessor, with this submission id) says the same."""
@@ -64,10 +66,11 @@ def stored_submissions(con: Any, keys: list[tuple[str, str]]) -> dict[tuple[str,
     if not keys:
         return {}
     found = con.execute(
-        "SELECT assessor_id, submission_id, round_id, query_id, doc_id, kind, grade, note "
-        "FROM judgments WHERE (assessor_id, submission_id) IN (SELECT UNNEST(?), UNNEST(?))",
+        "SELECT assessor_id, submission_id, round_id, query_id, doc_id, kind, grade, note, "
+        "subtopic FROM judgments WHERE (assessor_id, submission_id) IN "
+        "(SELECT UNNEST(?), UNNEST(?))",
         [[a for a, _ in keys], [s for _, s in keys]]).fetchall()
-    names = ("round_id", "query_id", "doc_id", "kind", "grade", "note")
+    names = ("round_id", "query_id", "doc_id", "kind", "grade", "note", "subtopic")
     return {(row[0], row[1]): dict(zip(names, row[2:], strict=True)) for row in found}
 
 
@@ -95,9 +98,17 @@ def effective_judgments(
     query_id: str | None = None,
     assessor_id: str | None = None,
     people_only: bool = True,
+    per_subtopic: bool = False,
 ) -> pa.Table:
     """Each assessor's current grade per pair: round_id, assessor_id, query_id, doc_id, grade,
     seq (of the judgment that set it), judged_at. Optional filters narrow the replay.
+
+    Subtopic judgments are replayed per subtopic (an undo takes back the latest judgment of
+    the same assessor, pair and subtopic). per_subtopic=True gives one row per subtopic, with
+    a `subtopic` column after doc_id; otherwise a pair judged on subtopics counts once, with
+    its maximum grade over them (relevant to any subtopic) and the seq and time of its latest
+    judgment, so queues, progress, plain qrels and agreement read a subtopic round by that
+    one rule.
 
     Automatic judges' judgments are left out unless people_only is False or the judge is
     named as assessor_id: rules, agreement, progress and adaptive pools count people, and a
@@ -110,46 +121,56 @@ def effective_judgments(
         clauses.append("assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE kind = 'model')")
     where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
     rows = store.con.execute(
-        f"SELECT round_id, assessor_id, query_id, doc_id, kind, grade, seq, judged_at "
-        f"FROM judgments {where} ORDER BY seq",
+        f"SELECT round_id, assessor_id, query_id, doc_id, subtopic, kind, grade, seq, "
+        f"judged_at FROM judgments {where} ORDER BY seq",
         [value for _, value in used],
     ).fetchall()
     events: dict[tuple, list[tuple[str, tuple[int, int, Any]]]] = {}
-    for r, a, q, d, kind, grade, seq, at in rows:
-        events.setdefault((r, a, q, d), []).append((kind, (grade, seq, at)))
-    out: dict[str, list[Any]] = {k: [] for k in
-                                 ("round_id", "assessor_id", "query_id", "doc_id", "grade", "seq",
-                                  "judged_at")}
-    for (r, a, q, d), pair_events in events.items():
+    for r, a, q, d, sub, kind, grade, seq, at in rows:
+        events.setdefault((r, a, q, d, sub), []).append((kind, (grade, seq, at)))
+    current: dict[tuple, tuple[int, int, Any]] = {}
+    for (r, a, q, d, sub), pair_events in events.items():
         left = replay(pair_events)
-        if left is not None:
-            for key, value in zip(out, (r, a, q, d, *left), strict=True):
-                out[key].append(value)
-    return pa.table(out, schema=pa.schema([
-        ("round_id", pa.string()), ("assessor_id", pa.string()), ("query_id", pa.string()),
-        ("doc_id", pa.string()), ("grade", pa.int64()), ("seq", pa.int64()),
-        ("judged_at", pa.timestamp("us")),
-    ]))
+        if left is None:
+            continue
+        if per_subtopic:
+            current[(r, a, q, d, sub)] = left
+        elif (r, a, q, d) not in current:
+            current[(r, a, q, d)] = left
+        else:  # another subtopic of the pair: the highest grade, the latest judgment
+            before = current[(r, a, q, d)]
+            latest = max(before, left, key=lambda v: v[1])
+            current[(r, a, q, d)] = (max(before[0], left[0]), latest[1], latest[2])
+    names = ["round_id", "assessor_id", "query_id", "doc_id"] + (
+        ["subtopic"] if per_subtopic else [])
+    out: dict[str, list[Any]] = {k: [] for k in (*names, "grade", "seq", "judged_at")}
+    for ident, left in current.items():
+        for name, value in zip(out, (*ident, *left), strict=True):
+            out[name].append(value)
+    return pa.table(out, schema=pa.schema(
+        [(n, pa.string()) for n in names]
+        + [("grade", pa.int64()), ("seq", pa.int64()), ("judged_at", pa.timestamp("us"))]))
 
 
 # `replay` set-wise, for counting: each person's history of a pair is a stack (a judgment
 # pushes, a retract takes the latest back and with nothing to take back does nothing). Its
 # final depth is the running sum of +1/-1 minus the lowest point that sum reached below zero
-# (a walk reflected at zero), so a pair is judged now when that is above zero. Parameter: a
+# (a walk reflected at zero), so a pair is judged now when that is above zero; a pair judged
+# on subtopics has one history per subtopic and is judged when any of them is. Parameter: a
 # round_id, or NULL for every round.
 _JUDGED_PER_TOPIC = """
     WITH steps AS (
-        SELECT round_id, assessor_id, query_id, doc_id,
+        SELECT round_id, assessor_id, query_id, doc_id, subtopic,
                CASE WHEN kind = 'judge' THEN 1 ELSE -1 END AS step,
                sum(CASE WHEN kind = 'judge' THEN 1 ELSE -1 END) OVER (
-                   PARTITION BY round_id, assessor_id, query_id, doc_id ORDER BY seq
+                   PARTITION BY round_id, assessor_id, query_id, doc_id, subtopic ORDER BY seq
                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS height
         FROM judgments
         WHERE (?::VARCHAR IS NULL OR round_id = ?)
           AND assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE kind = 'model')
     ), judged_now AS (
         SELECT round_id, query_id, doc_id FROM steps
-        GROUP BY round_id, assessor_id, query_id, doc_id
+        GROUP BY round_id, assessor_id, query_id, doc_id, subtopic
         HAVING sum(step) - least(0, min(height)) > 0
     )
     SELECT round_id, query_id, count(DISTINCT doc_id) FROM judged_now

@@ -39,9 +39,11 @@ from pooling.judging.history import (  # noqa: F401  (re-exported: the judgments
 from pooling.judging.rounds import Round, get_round
 from pooling.judging.storable import unstorable  # noqa: F401  (re-exported)
 from pooling.judging.validation import (  # noqa: F401  (re-exported)
+    SUBTOPIC_MARK,
     JudgmentRefused,
     off_scale,
     problem,
+    subtopic_ids,
     unstorable_text,
 )
 from pooling.store.core import Store, utcnow
@@ -67,9 +69,9 @@ def key(j: Judgment) -> Key:
 # -- writing -------------------------------------------------------------------------------
 
 _COLUMNS = ("submission_id", "round_id", "query_id", "doc_id", "assessor_id", "kind", "grade",
-            "seconds", "note", "judged_at", "probability", "rationale")
+            "seconds", "note", "judged_at", "probability", "rationale", "subtopic")
 _TYPES = (pa.string(), pa.string(), pa.string(), pa.string(), pa.string(), pa.string(), pa.int64(),
-          pa.float64(), pa.string(), pa.timestamp("us"), pa.float64(), pa.string())
+          pa.float64(), pa.string(), pa.timestamp("us"), pa.float64(), pa.string(), pa.string())
 _ROWS_VIEW = "_judgments_in"
 
 
@@ -85,7 +87,7 @@ def _values(j: Judgment, now: datetime) -> list[object]:
     """A judgment's row, in `_COLUMNS` order (a retract stores no grade)."""
     return [j.submission_id, j.round_id, j.query_id, j.doc_id, j.assessor_id, j.kind,
             j.grade if j.kind == "judge" else None, j.seconds, j.note, now, j.probability,
-            j.rationale]
+            j.rationale, j.subtopic]
 
 
 def insert(con: Any, items: Sequence[Judgment], judged_at: datetime | None = None, *,
@@ -242,8 +244,9 @@ def record(store: Store, judgments: Iterable[Judgment]) -> tuple[int, int]:
     with store.transaction():
         for j in items:  # in order: an undo may take back a judgment of the same call
             if j.kind == "retract" and not _sent_before(store, j) and _current(store, j) is None:
+                on = f" on subtopic {j.subtopic!r}" if j.subtopic is not None else ""
                 raise StoreError(f"nothing to undo: {j.assessor_id!r} has no current judgment of "
-                                 f"{j.doc_id!r} for topic {j.query_id!r}")
+                                 f"{j.doc_id!r}{on} for topic {j.query_id!r}")
             new, again = append_judgments(store, [j])
             stored, duplicates = stored + new, duplicates + again
     return stored, duplicates
@@ -259,8 +262,8 @@ def _sent_before(store: Store, j: Judgment) -> bool:
 def _current(store: Store, j: Judgment) -> int | None:
     rows = store.con.execute(
         "SELECT kind, grade FROM judgments WHERE round_id = ? AND assessor_id = ? AND query_id = ? "
-        "AND doc_id = ? ORDER BY seq",
-        [j.round_id, j.assessor_id, j.query_id, j.doc_id],
+        "AND doc_id = ? AND subtopic IS NOT DISTINCT FROM ? ORDER BY seq",
+        [j.round_id, j.assessor_id, j.query_id, j.doc_id, j.subtopic],
     ).fetchall()
     return current_grade(rows)
 
@@ -284,9 +287,14 @@ Submitted = tuple[str, str, "int | None"]  # (doc_id, kind, grade) stored under 
 
 
 def submitted(store: Store, assessor_id: str, submission_id: str) -> Submitted | None:
-    """What this person stored under a submission id: (doc_id, kind, grade), or None."""
-    return store.one("find submission", "SELECT doc_id, kind, grade FROM judgments "
-                     "WHERE submission_id = ? AND assessor_id = ?", [submission_id, assessor_id])
+    """What this person stored under a submission id: (doc_id, kind, grade), or None. A
+    subtopic round's submission is stored as one row per subtopic (`subtopic_ids`): the
+    first of them answers, with the document's highest grade."""
+    return store.one(
+        "find submission", "SELECT doc_id, kind, max(grade) FROM judgments WHERE assessor_id = ? "
+        "AND (submission_id = ? OR starts_with(submission_id, ? || ?)) "
+        "GROUP BY doc_id, kind ORDER BY min(seq) LIMIT 1",
+        [assessor_id, submission_id, submission_id, SUBTOPIC_MARK])
 
 
 def undo(round_id: str, assessor_id: str, query_id: str, submission_id: str,
@@ -298,7 +306,9 @@ def undo(round_id: str, assessor_id: str, query_id: str, submission_id: str,
     for this person and id; store_one: stores one judgment (`Written`). A retried
     undo (the same submission id) answers with the document it took back the first time, also
     when the two were sent at once; an id this person used for a judgment is a
-    `SubmissionConflict`; nothing to take back is `NothingToUndo`.
+    `SubmissionConflict`; nothing to take back is `NothingToUndo`. In a subtopic round the
+    retract passed to store_one stands for the document's grades on all its subtopics (see
+    `undo_in_store`).
     """
     done = find()
     if done and done[1] == "retract":
@@ -323,18 +333,36 @@ def undo(round_id: str, assessor_id: str, query_id: str, submission_id: str,
 def undo_in_store(store: Store, round_id: str, assessor_id: str, query_id: str,
                   submission_id: str) -> Undone:
     """`undo` straight on the store (under its write lock): the person's current judgments
-    read from their history, the retract appended in a transaction."""
+    read from their history, the retract appended in a transaction. In a subtopic round the
+    document's latest submission is taken back whole: one retract per subtopic it has a
+    current grade on, stored together (`subtopic_retracts`)."""
     table = effective_judgments(store, round_id, query_id=query_id, assessor_id=assessor_id)
     mine = {d: (g, s) for d, g, s in zip(*(table[c].to_pylist() for c in ("doc_id", "grade", "seq")),
                                           strict=True)}
+    subtopic_round = get_round(store, round_id).subtopics is not None
 
     def store_one(j: Judgment) -> Written:
+        items = subtopic_retracts(store, j) if subtopic_round else [j]
         with store.transaction() as con:
-            result = write(con, [j])[0]
-        if isinstance(result, SubmissionConflict):
-            raise result
-        return result
+            results = write(con, items)
+        for result in results:
+            if isinstance(result, SubmissionConflict):
+                raise result
+        first = results[0]
+        assert isinstance(first, Written)
+        return first
 
     return undo(round_id, assessor_id, query_id, submission_id, mine,
                 find=lambda: submitted(store, assessor_id, submission_id), store_one=store_one)
 
+
+
+def subtopic_retracts(store: Store, j: Judgment) -> list[Judgment]:
+    """A retract of a document in a subtopic round as one retract per subtopic the person has
+    a current grade on, each under its own stored id (`subtopic_ids`)."""
+    table = effective_judgments(store, j.round_id, query_id=j.query_id, assessor_id=j.assessor_id,
+                                per_subtopic=True)
+    subs = [s for d, s in zip(table["doc_id"].to_pylist(), table["subtopic"].to_pylist(),
+                              strict=True) if d == j.doc_id]
+    return [replace(j, subtopic=s, submission_id=subtopic_ids(j.submission_id or "", s))
+            for s in sorted(subs, key=str)]

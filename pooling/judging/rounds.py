@@ -42,6 +42,20 @@ class Round:
     topics: tuple[str, ...]
 
     @property
+    def subtopics(self) -> dict[str, list[tuple[str, str]]] | None:
+        """A subtopic round's subtopics, as recorded when it was created: query_id ->
+        [(subtopic number, text)] in the topic's order; None for a round judging documents
+        as a whole."""
+        recorded = self.params.get("subtopics")
+        if not recorded:
+            return None
+        return {q: [(str(n), str(t or "")) for n, t in subs] for q, subs in recorded.items()}
+
+    def subtopics_of(self, query_id: str) -> list[str]:
+        """The subtopic numbers a document of this topic is graded on ([] in a plain round)."""
+        return [n for n, _ in (self.subtopics or {}).get(query_id, [])]
+
+    @property
     def order(self) -> str:
         """How the pooled runs are put in order: "score" (trec_eval's) or "rank" (as submitted)."""
         return self.params.get("order") or "score"
@@ -143,6 +157,7 @@ def create_round(
     topics: list[str] | None = None,
     grades: tuple[int, ...] = DEFAULT_GRADES,
     order: str = "score",
+    subtopics: bool = False,
 ) -> RoundSummary:
     """Create a round; a static strategy's queue is computed and stored now.
 
@@ -154,6 +169,9 @@ def create_round(
     when serving). exclude_judged: pairs judged in earlier rounds are not queued again.
     order: the runs' order, "score" (trec_eval's: score desc, doc_id desc) or "rank" (the
     submitted rank column, ties by score desc, doc_id desc); recorded with the round.
+    subtopics: a subtopic (diversity) round, grading each document on each of its topic's
+    subtopics; the topics' subtopics are recorded with the round, and a topic without any is
+    refused.
     """
     if not isinstance(name, str) or not name.strip() or name != name.strip():
         raise StoreError(f"a round needs a name without leading or trailing spaces, got {name!r};"
@@ -187,6 +205,7 @@ def create_round(
         raise StoreError("the pooled runs retrieve nothing for the chosen topics" if reads_runs
                          else "the judges graded no pair of the chosen topics; judge some "
                          "with `pooling judge`")
+    recorded = topic_subtopics(store, list(per_topic)) if subtopics else None
     known = _judged_pairs(store) if exclude_judged else {}
     strat = strat.given(**strategy_inputs(store, strat, per_topic, known, load=not strat.adaptive))
     budgets = split_budget(total_budget, list(per_topic)) if total_budget is not None else {}
@@ -195,6 +214,8 @@ def create_round(
         "floor": floor, "stop_after": stop_after, "exclude_judged": exclude_judged,
         "order": order,
     }
+    if recorded is not None:
+        round_params["subtopics"] = recorded
     rnd = Round(name, strategy, round_params, seed, tuple(sorted(set(grades))), tuple(run_ids),
                 strat.adaptive, candidate_depth, tuple(per_topic))
     rows: dict[str, list[Any]] = {"query_id": [], "doc_id": [], "position": []}
@@ -226,6 +247,29 @@ def create_round(
                 con.unregister("_pool")
     warning = scale_warning(store, name, rnd.grades)
     return RoundSummary(rnd, sum(counts.values()), counts, [warning] if warning else [])
+
+
+def topic_subtopics(store: Store, query_ids: list[str]) -> dict[str, list[list[str]]]:
+    """Each topic's subtopics as [number, text] (from the topic's `extra`, where the TREC Web
+    reader puts them), for a subtopic round; a topic without subtopics is refused."""
+    rows = dict(store.sql("topic subtopics", "SELECT query_id, extra FROM topics "
+                          "WHERE query_id IN (SELECT UNNEST(?))", [query_ids]).fetchall())
+    out: dict[str, list[list[str]]] = {}
+    for q in query_ids:
+        extra = json.loads(rows.get(q) or "{}")
+        subs = extra.get("subtopics") if isinstance(extra, dict) else None
+        numbers = [str(s.get("number") or i) for i, s in enumerate(subs or [], start=1)]
+        if subs and len(set(numbers)) == len(numbers):
+            out[q] = [[n, str(s.get("text") or "")] for n, s in zip(numbers, subs, strict=True)]
+    missing = [q for q in query_ids if q not in out]
+    if missing:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10
+                                           else "")
+        raise StoreError(
+            f"a subtopic round needs every topic's subtopics, and topic(s) {shown} have none "
+            "(or repeat a subtopic number); import TREC Web topics with <subtopic> elements "
+            "(`pooling import topics FILE --format trec-web`), or choose --topics that have them")
+    return out
 
 
 def scale_warning(store: Store, round_id: str, grades: Sequence[int]) -> str | None:

@@ -25,7 +25,8 @@ MAX_SECONDS = 86400
 
 # A judgment's text fields: each must be text the store can hold (see `unstorable`).
 TEXT_FIELDS = ("round_id", "assessor_id", "query_id", "doc_id", "kind", "note", "submission_id",
-               "rationale")
+               "rationale", "subtopic")
+SUBTOPIC_MARK = "~"  # between a submission id and a subtopic: never in a sent id
 
 
 class JudgmentRefused(StoreError):
@@ -113,6 +114,71 @@ def submission(rnd: Round, assessor_id: str, query_id: str, doc_id: str, *, grad
                     submission_id=submission_id(submission_id_value))
 
 
+# -- a subtopic round's submission -------------------------------------------------------
+
+
+def subtopic_ids(submission_id_value: str, subtopic: str) -> str:
+    """The stored submission id of one subtopic's row of a submission: the id sent, the mark
+    and the subtopic. A sent id cannot hold the mark, so the two never meet."""
+    return f"{submission_id_value}{SUBTOPIC_MARK}{subtopic}"
+
+
+def wrong_subtopic(rnd: Round, query_id: str, subtopic: object) -> str | None:
+    """Why a judgment's subtopic does not fit the round (a subtopic round needs one of the
+    topic's subtopics; a plain round none), or None."""
+    numbers = rnd.subtopics_of(query_id)
+    if rnd.subtopics is None:
+        return None if subtopic is None else (
+            f"round {rnd.round_id} judges documents as a whole, not subtopics; send no subtopic")
+    if subtopic is None:
+        return (f"round {rnd.round_id} judges subtopics: name one of topic {query_id}'s "
+                f"subtopics {numbers}")
+    if subtopic not in numbers:
+        return f"subtopic {subtopic!r} is not one of topic {query_id}'s subtopics {numbers}"
+    return None
+
+
+def subtopic_grades(rnd: Round, query_id: str, value: object) -> dict[str, int]:
+    """A subtopic round's grades of one document: {subtopic: grade} with a grade on the
+    round's scale for every subtopic of the topic, in the topic's order (`JudgmentRefused`)."""
+    numbers = rnd.subtopics_of(query_id)
+    if not isinstance(value, dict):
+        raise JudgmentRefused(f"this round judges subtopics: send grades as an object of a grade "
+                              f"per subtopic {numbers}")
+    unknown = [k for k in value if k not in numbers]
+    if unknown:
+        raise JudgmentRefused(f"subtopic {unknown[0]!r} is not one of topic {query_id}'s "
+                              f"subtopics {numbers}")
+    missing = [n for n in numbers if n not in value]
+    if missing:
+        raise JudgmentRefused(f"grades need a grade for every subtopic {numbers}; missing "
+                              f"{missing}")
+    return {n: grade(rnd, value[n]) for n in numbers}
+
+
+def subtopic_submission(rnd: Round, assessor_id: str, query_id: str, doc_id: str, *,
+                        grades_value: object, submission_id_value: object,
+                        seconds_value: object = None, note_value: object = None) -> list[Judgment]:
+    """The judgments one submission of a subtopic round makes (a grade per subtopic of the
+    document, stored together), every field checked (`JudgmentRefused`)."""
+    sid = submission_id(submission_id_value)
+    graded = subtopic_grades(rnd, query_id, grades_value)
+    spent, said = seconds(seconds_value), note(note_value)
+    return [Judgment(rnd.round_id, assessor_id, query_id, doc_id, g, seconds=spent, note=said,
+                     submission_id=subtopic_ids(sid, n), subtopic=n) for n, g in graded.items()]
+
+
+def plain_grade(rnd: Round, value: object) -> None:
+    """Refuse a single grade for a subtopic round, and grades per subtopic for a plain one,
+    saying what to send (`JudgmentRefused`)."""
+    if rnd.subtopics is not None and not isinstance(value, dict):
+        raise JudgmentRefused(f"round {rnd.round_id} judges subtopics: send `grades`, an object "
+                              "of a grade per subtopic")
+    if rnd.subtopics is None and isinstance(value, dict):
+        raise JudgmentRefused(f"round {rnd.round_id} judges documents as a whole: send one "
+                              "`grade`")
+
+
 # -- a whole judgment --------------------------------------------------------------------
 
 
@@ -145,4 +211,4 @@ def problem(j: Judgment, rnd: Round) -> str | None:
         return f"kind must be one of {', '.join(KINDS)}"
     if j.kind == "judge" and not on_scale(rnd, j.grade):
         return off_scale(rnd, j.grade)
-    return None
+    return wrong_subtopic(rnd, j.query_id, j.subtopic)

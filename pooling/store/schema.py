@@ -147,6 +147,18 @@ MIGRATIONS: list[list[str]] = [
             session_sha256 VARCHAR PRIMARY KEY, assessor_id VARCHAR NOT NULL,
             ended_at TIMESTAMP NOT NULL)""",
     ],
+    [
+        # Subtopic (diversity) judging: a judgment may grade a document against one of its
+        # topic's subtopics (NULL: the document as a whole), and a judge's call may be about
+        # one subtopic. A subtopic qrels version keeps its rows in a sibling table, so every
+        # reader of `qrels` keeps seeing one grade per pair (its plain rows: the maximum over
+        # the topic's subtopics, "relevant to any subtopic").
+        "ALTER TABLE judgments ADD COLUMN subtopic VARCHAR",
+        "ALTER TABLE judge_calls ADD COLUMN subtopic VARCHAR",
+        """CREATE TABLE subtopic_qrels (
+            version VARCHAR NOT NULL, query_id VARCHAR NOT NULL, subtopic VARCHAR NOT NULL,
+            doc_id VARCHAR NOT NULL, relevance BIGINT NOT NULL)""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -155,5 +167,5 @@ SCHEMA_VERSION = len(MIGRATIONS)
 DATA_TABLES = [
     "topics", "documents", "imports", "runs", "run_results", "qrels_versions", "qrels",
     "topic_subsets", "assessors", "rounds", "pool_entries", "judgments", "assignments",
-    "eval_results", "judge_calls",
+    "eval_results", "judge_calls", "subtopic_qrels",
 ]

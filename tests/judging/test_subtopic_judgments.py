@@ -1,0 +1,144 @@
+"""Subtopic (diversity) judgments: a kind of judgment of the one judging core, stored,
+validated, undone and read per subtopic; a pair counts once elsewhere, by its maximum."""
+
+from __future__ import annotations
+
+import pytest
+
+from pooling.errors import StoreError, SubmissionConflict
+from pooling.judging import validation
+from pooling.judging.judgments import (
+    Judgment,
+    append_judgments,
+    effective_judgments,
+    record,
+    undo_in_store,
+)
+from pooling.judging.rounds import create_round, get_round
+from pooling.store import Store
+
+from subtopic_fixtures import TOPICS, make_store, subtopic_round
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = make_store(tmp_path)
+    subtopic_round(s, overlap=1.0)
+    yield s
+    s.close()
+
+
+def _submission(store, sid, grades, doc="d1", who="ann", topic="1"):
+    rnd = get_round(store, "div")
+    return validation.subtopic_submission(rnd, who, topic, doc, grades_value=grades,
+                                          submission_id_value=sid)
+
+
+def test_a_subtopic_round_records_its_topics_subtopics(store):
+    rnd = get_round(store, "div")
+    assert rnd.subtopics_of("1") == ["1", "2", "3"]
+    assert rnd.subtopics_of("2") == ["1", "2"]
+    assert rnd.subtopics["2"][1] == ("2", "The car maker.")
+
+
+def test_a_subtopic_round_is_refused_when_a_topic_has_no_subtopics(tmp_path):
+    s = make_store(tmp_path, topics=TOPICS.replace(
+        '  <subtopic number="1" type="inf">The big cat of the Americas.</subtopic>\n'
+        '  <subtopic number="2" type="nav">The car maker.</subtopic>\n', ""))
+    with pytest.raises(StoreError, match=r"topic\(s\) 2 have none"):
+        create_round(s, "div", "depth", strategy_params={"depth": 2}, subtopics=True)
+    assert s.one("n", "SELECT count(*) FROM rounds") == (0,)
+    create_round(s, "div", "depth", strategy_params={"depth": 2}, subtopics=True, topics=["1"])
+    s.close()
+
+
+def test_one_submission_stores_a_grade_per_subtopic_and_a_retry_once(store):
+    items = _submission(store, "s" * 16, {"1": 2, "2": 0, "3": 1})
+    assert [(j.subtopic, j.grade, j.submission_id) for j in items] == [
+        ("1", 2, "s" * 16 + "~1"), ("2", 0, "s" * 16 + "~2"), ("3", 1, "s" * 16 + "~3")]
+    assert record(store, items) == (3, 0)
+    assert record(store, items) == (0, 3)
+    rows = effective_judgments(store, "div", per_subtopic=True).to_pylist()
+    assert [(r["subtopic"], r["grade"]) for r in rows] == [("1", 2), ("2", 0), ("3", 1)]
+    plain = effective_judgments(store, "div").to_pylist()
+    assert [(r["doc_id"], r["grade"]) for r in plain] == [("d1", 2)]  # relevant to any
+
+
+def test_the_same_id_with_other_grades_is_a_conflict_and_stores_nothing(store):
+    record(store, _submission(store, "s" * 16, {"1": 2, "2": 0, "3": 1}))
+    with pytest.raises(SubmissionConflict):
+        append_judgments(store, _submission(store, "s" * 16, {"1": 2, "2": 1, "3": 1}))
+    assert store.one("n", "SELECT count(*) FROM judgments") == (3,)
+
+
+@pytest.mark.parametrize("grades, words", [
+    ({"1": 2, "2": 0}, "missing"),
+    ({"1": 2, "2": 0, "3": 1, "9": 1}, "'9' is not one of topic 1's subtopics"),
+    ({"1": 2, "2": 0, "3": 7}, "grade must be one of"),
+    ({"1": 2, "2": 0, "3": True}, "grade must be one of"),
+    (2, "send grades as an object"),
+])
+def test_a_submission_must_grade_every_subtopic_on_the_scale(store, grades, words):
+    with pytest.raises(validation.JudgmentRefused, match=words):
+        _submission(store, "s" * 16, grades)
+
+
+def test_a_judgment_in_code_must_name_one_of_the_topics_subtopics(store):
+    with pytest.raises(StoreError, match="judges subtopics"):
+        record(store, [Judgment("div", "ann", "1", "d1", 1, submission_id="x" * 16)])
+    with pytest.raises(StoreError, match="'4' is not one of topic 1's subtopics"):
+        record(store, [Judgment("div", "ann", "1", "d1", 1, subtopic="4")])
+    record(store, [Judgment("div", "ann", "1", "d1", 1, subtopic="3")])
+
+
+def test_a_plain_round_refuses_a_subtopic(tmp_path):
+    s = make_store(tmp_path)
+    create_round(s, "plain", "depth", strategy_params={"depth": 2})
+    from pooling.judging.assessors import add_assessor, assign
+    add_assessor(s, "ann")
+    assign(s, "plain", ["ann"])
+    with pytest.raises(StoreError, match="documents as a whole"):
+        record(s, [Judgment("plain", "ann", "1", "d1", 1, subtopic="1")])
+    s.close()
+
+
+def test_undo_is_per_assessor_pair_and_subtopic(store):
+    record(store, _submission(store, "a" * 16, {"1": 2, "2": 0, "3": 1}))
+    record(store, [Judgment("div", "ann", "1", "d1", 0, subtopic="1")])  # a correction
+    record(store, [Judgment("div", "ann", "1", "d1", None, kind="retract", subtopic="1")])
+    rows = effective_judgments(store, "div", per_subtopic=True).to_pylist()
+    assert [(r["subtopic"], r["grade"]) for r in rows] == [("1", 2), ("2", 0), ("3", 1)]
+    with pytest.raises(StoreError, match="nothing to undo.*subtopic '2'"):
+        record(store, [Judgment("div", "bob", "1", "d1", None, kind="retract", subtopic="2")])
+
+
+def test_the_page_undo_takes_back_the_documents_latest_submission_whole(store):
+    record(store, _submission(store, "a" * 16, {"1": 2, "2": 0, "3": 1}))
+    record(store, _submission(store, "b" * 16, {"1": 0, "2": 0, "3": 0}, doc="d2"))
+    done = undo_in_store(store, "div", "ann", "1", "u" * 16)
+    assert (done.doc_id, done.duplicate) == ("d2", False)
+    again = undo_in_store(store, "div", "ann", "1", "u" * 16)
+    assert (again.doc_id, again.duplicate) == ("d2", True)
+    rows = effective_judgments(store, "div", per_subtopic=True).to_pylist()
+    assert {(r["doc_id"], r["subtopic"]) for r in rows} == {("d1", "1"), ("d1", "2"), ("d1", "3")}
+    kinds = store.con.execute("SELECT submission_id, subtopic FROM judgments WHERE kind = 'retract' "
+                              "ORDER BY subtopic").fetchall()
+    assert kinds == [("u" * 16 + "~1", "1"), ("u" * 16 + "~2", "2"), ("u" * 16 + "~3", "3")]
+
+
+def test_an_old_store_upgrades_with_plain_judgments_kept(tmp_path):
+    from pooling.store.schema import MIGRATIONS
+    import duckdb
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    for step in MIGRATIONS[:-1]:
+        for sql in step:
+            con.execute(sql)
+    con.execute("INSERT INTO store_meta VALUES ('schema_version', ?)", [str(len(MIGRATIONS) - 1)])
+    con.execute("INSERT INTO judgments (submission_id, round_id, query_id, doc_id, assessor_id, "
+                "kind, grade, judged_at) VALUES ('s', 'r', '1', 'd1', 'ann', 'judge', 1, now())")
+    con.close()
+    s = Store(path)
+    assert s.con.execute("SELECT grade, subtopic FROM judgments").fetchall() == [(1, None)]
+    assert s.one("n", "SELECT count(*) FROM subtopic_qrels") == (0,)
+    s.close()
