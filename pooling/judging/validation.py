@@ -168,15 +168,15 @@ def subtopic_submission(rnd: Round, assessor_id: str, query_id: str, doc_id: str
                      submission_id=subtopic_ids(sid, n), subtopic=n) for n, g in graded.items()]
 
 
-def plain_grade(rnd: Round, value: object) -> None:
-    """Refuse a single grade for a subtopic round, and grades per subtopic for a plain one,
-    saying what to send (`JudgmentRefused`)."""
-    if rnd.subtopics is not None and not isinstance(value, dict):
+def grades_sent(rnd: Round, query_id: str, grade_value: object, grades_value: object) -> None:
+    """Refuse a submission that sends one `grade` to a subtopic round, or `grades` per subtopic
+    to a plain one, saying what to send (`JudgmentRefused`)."""
+    if rnd.subtopics is not None and grade_value is not None:
         raise JudgmentRefused(f"round {rnd.round_id} judges subtopics: send `grades`, an object "
-                              "of a grade per subtopic")
-    if rnd.subtopics is None and isinstance(value, dict):
+                              f"of a grade per subtopic {rnd.subtopics_of(query_id)}, not `grade`")
+    if rnd.subtopics is None and grades_value is not None:
         raise JudgmentRefused(f"round {rnd.round_id} judges documents as a whole: send one "
-                              "`grade`")
+                              "`grade`, not `grades`")
 
 
 # -- a whole judgment --------------------------------------------------------------------

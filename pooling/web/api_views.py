@@ -32,8 +32,10 @@ from pooling.web.routing import EncodedRoute
 from pooling.web.throttle import LoginThrottle, client_address
 
 NOT_FOUND = "not found"  # the one body for a missing item and for somebody else's
-JUDGMENT_FIELDS = {"doc_id": True, "grade": True, "submission_id": True, "seconds": False,
-                   "note": False}  # name -> required
+# name -> required; `grade` judges a document as a whole, `grades` (a grade per subtopic) in
+# a subtopic round: one of the two is sent.
+JUDGMENT_FIELDS = {"doc_id": True, "grade": False, "grades": False, "submission_id": True,
+                   "seconds": False, "note": False}
 UNDO_FIELDS = {"submission_id": True}
 
 
@@ -161,7 +163,8 @@ def _page_json(page: JudgingPage) -> dict[str, Any]:
         "skip_doc": page.skip_doc, "can_undo": page.can_undo,
         # A fresh id for this view: a retried submission is stored once.
         "submission_id": uuid.uuid4().hex,
-    }
+    } | ({"subtopics": [{"subtopic": s.number, "text": s.text, "current_grade": s.current_grade}
+                        for s in page.subtopics]} if page.subtopics else {})
 
 
 def plain(html: Markup) -> str:
@@ -180,12 +183,15 @@ async def judge(request: Request) -> Response:
     """Judge one document, as the judging page's POST does (idempotent by submission_id)."""
     assessor_id, role = await _caller(request)
     body = await _body(request, JUDGMENT_FIELDS)
+    if "grade" not in body and "grades" not in body:
+        raise HTTPException(422, "missing field(s) grade (or grades, a grade per subtopic in a "
+                                 f"subtopic round); expected {', '.join(JUDGMENT_FIELDS)}")
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
     try:
         outcome = await answer(
             request, "judge", assessor_id, role, round_id, query_id, body["doc_id"],
-            grade=body["grade"], submission_id=body["submission_id"],
-            seconds=body.get("seconds"), note=body.get("note"))
+            grade=body.get("grade"), submission_id=body["submission_id"],
+            seconds=body.get("seconds"), note=body.get("note"), grades=body.get("grades"))
     except SubmissionConflict as exc:  # the id was used for something else: nothing dropped
         return conflict_error(exc)
     except StoreError as exc:  # a judgment the core refuses: a bad grade, note, seconds, id, text

@@ -79,6 +79,15 @@ class Topic:
 
 
 @dataclass(frozen=True)
+class Subtopic:
+    """One subtopic of the topic, as a subtopic round's page shows it beside the document."""
+
+    number: str
+    text: str
+    current_grade: int | None  # this person's current grade of the document on it
+
+
+@dataclass(frozen=True)
 class JudgingPage:
     """One document of a topic, as an assessor (or adjudicating organiser) sees it."""
 
@@ -98,6 +107,7 @@ class JudgingPage:
     next_doc: str | None
     skip_doc: str | None
     can_undo: bool
+    subtopics: tuple[Subtopic, ...] = ()  # a subtopic round's: a grade is given on each
 
 
 @dataclass(frozen=True)
@@ -143,6 +153,19 @@ def _mine(store: Store, round_id: str, assessor_id: str, query_id: str) -> dict[
     table = effective_judgments(store, round_id, query_id=query_id, assessor_id=assessor_id)
     return {d: (g, q) for d, g, q in zip(*(table[c].to_pylist() for c in ("doc_id", "grade", "seq")),
                                           strict=True)}
+
+
+def subtopics_shown(store: Store, rnd: Round, assessor_id: str, query_id: str,
+                    doc_id: str) -> tuple[Subtopic, ...]:
+    """A subtopic round's subtopics of the topic with this person's current grades of the
+    document on them (() in a plain round)."""
+    if rnd.subtopics is None:
+        return ()
+    table = effective_judgments(store, rnd.round_id, query_id=query_id, assessor_id=assessor_id,
+                                per_subtopic=True)
+    mine = {s: g for d, s, g in zip(*(table[c].to_pylist() for c in ("doc_id", "subtopic", "grade")),
+                                    strict=True) if d == doc_id}
+    return tuple(Subtopic(n, t, mine.get(n)) for n, t in rnd.subtopics.get(query_id, []))
 
 
 def _judged_per_topic(store: Store, round_id: str, assessor_id: str) -> Counter:
@@ -220,24 +243,34 @@ def judging_page(
         prev_doc=docs[i - 1] if i > 0 else None,
         next_doc=docs[i + 1] if i + 1 < len(docs) else None,
         skip_doc=skip, can_undo=bool(grades),
+        subtopics=subtopics_shown(store, rnd, assessor_id, query_id, doc_id),
     )
 
 
 def judge(
     store: Store, assessor_id: str, role: str, round_id: str, query_id: str, doc_id: str, *,
     grade: object, submission_id: object, seconds: object = None, note: object = None,
+    grades: object = None,
 ) -> Stored | None:
-    """Record one judgment (committed before returning); a repeated submission id is a no-op."""
+    """Record one judgment (committed before returning); a repeated submission id is a no-op.
+    In a subtopic round `grades` holds the document's grade on each of its topic's subtopics,
+    stored together as one submission (`pooling.judging.validation.subtopic_submission`)."""
     validation.texts(doc_id=doc_id)
     validation.storable(round_id=round_id, query_id=query_id, doc_id=doc_id, note=note)
     rnd = find_round(store, round_id)
     if rnd is None or not assignments(store, rnd, assessor_id, role, query_id).may_judge(
             assessor_id, role, query_id, doc_id):
         return None
-    j = validation.submission(rnd, assessor_id, query_id, doc_id, grade_value=grade,
-                              submission_id_value=submission_id, seconds_value=seconds,
-                              note_value=note)
-    stored, _ = append_judgments(store, [j])
+    validation.grades_sent(rnd, query_id, grade, grades)
+    if rnd.subtopics is not None:
+        items = validation.subtopic_submission(
+            rnd, assessor_id, query_id, doc_id, grades_value=grades,
+            submission_id_value=submission_id, seconds_value=seconds, note_value=note)
+    else:
+        items = [validation.submission(rnd, assessor_id, query_id, doc_id, grade_value=grade,
+                                       submission_id_value=submission_id, seconds_value=seconds,
+                                       note_value=note)]
+    stored, _ = append_judgments(store, items)
     return Stored(doc_id, duplicate=stored == 0)
 
 

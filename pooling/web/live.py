@@ -281,7 +281,7 @@ class LiveCampaign:
     # -- what the views call ----------------------------------------------------------------
     def assessor_rounds(self, assessor_id: str) -> list[RoundProgress]:
         round_ids = self._rounds_of(assessor_id)
-        if any(v is None or v.rnd.adaptive for v in map(self._round, round_ids)):
+        if any(v is None or _from_store(v) for v in map(self._round, round_ids)):
             return self._store(campaign.assessor_rounds, assessor_id)
         out = []
         for round_id in round_ids:
@@ -302,7 +302,7 @@ class LiveCampaign:
         view = self._round(round_id)
         if view is None:
             return None
-        if view.rnd.adaptive:
+        if _from_store(view):
             return self._store(campaign.judging_page, assessor_id, role, round_id, query_id, doc_id)
         docs = view.docs_for(assessor_id, role, query_id)
         if docs is None or (doc_id is None and role == "organiser"):
@@ -334,19 +334,21 @@ class LiveCampaign:
 
     def judge(self, assessor_id: str, role: str, round_id: str, query_id: str, doc_id: str, *,
               grade: object, submission_id: object, seconds: object = None,
-              note: object = None) -> Stored | None:
-        """Record one judgment, acknowledged once committed; a repeated submission id is a no-op."""
+              note: object = None, grades: object = None) -> Stored | None:
+        """Record one judgment, acknowledged once committed; a repeated submission id is a no-op.
+        grades: a subtopic round's grade per subtopic (`campaign.judge`)."""
         validation.texts(doc_id=doc_id)
         validation.storable(round_id=round_id, query_id=query_id, doc_id=doc_id, note=note)
         view = self._round(round_id)
         if view is None:
             return None
-        if view.rnd.adaptive:
+        if _from_store(view):
             return self._store(campaign.judge, assessor_id, role, round_id, query_id, doc_id,
                                grade=grade, submission_id=submission_id, seconds=seconds,
-                               note=note)
+                               note=note, grades=grades)
         if not view.may_judge(assessor_id, role, query_id, doc_id):
             return None
+        validation.grades_sent(view.rnd, query_id, grade, grades)
         j = validation.submission(view.rnd, assessor_id, query_id, doc_id, grade_value=grade,
                                   submission_id_value=submission_id, seconds_value=seconds,
                                   note_value=note)
@@ -364,7 +366,7 @@ class LiveCampaign:
         view = self._round(round_id)
         if view is None:
             return None
-        if view.rnd.adaptive:
+        if _from_store(view):
             return self._store(campaign.undo, assessor_id, role, round_id, query_id,
                                submission_id=submission_id)
         if not view.has_topic(assessor_id, role, query_id):
@@ -384,6 +386,13 @@ class LiveCampaign:
             if all(e[0] != seq for e in doc_events):
                 doc_events.append((seq, j.kind, j.grade))
                 doc_events.sort()
+
+
+def _from_store(view: Assignments) -> bool:
+    """Whether a round's pages are answered from the store (`pooling.web.campaign`) rather
+    than from memory: an adaptive round chooses from everyone's judgments, and a subtopic
+    round's page shows a grade per subtopic, which the memory does not keep."""
+    return view.rnd.adaptive or view.rnd.subtopics is not None
 
 
 def _load_round(store: Store, round_id: str) -> Assignments | None:

@@ -20,9 +20,12 @@ def _json(description: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _object(properties: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required or list(properties),
-            **extra}
+def _object(properties: dict[str, Any], required: list[str] | None = None, *,
+            optional: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
+    """An object schema; every property is required unless `required` names them or it is
+    `optional`."""
+    needed = required or [p for p in properties if p not in optional]
+    return {"type": "object", "properties": properties, "required": needed, **extra}
 
 
 STRING = {"type": "string"}
@@ -67,21 +70,33 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "total": INTEGER, "judged": INTEGER,
         "prev_doc": NULLABLE_STRING, "next_doc": NULLABLE_STRING, "skip_doc": NULLABLE_STRING,
         "can_undo": BOOLEAN,
+        "subtopics": {"type": "array", "items": _ref("Subtopic"),
+                      "description": "In a subtopic round only: the topic's subtopics, each "
+                                     "graded with `grades` in one submission."},
         "submission_id": {**SUBMISSION_ID, "description": "A fresh id to send with the judgment "
                                                           "of this document."},
-    }),
+    }, optional=("subtopics",)),
     "TopicDone": _object({
         "done": {"const": True}, "round_id": STRING, "topic": _ref("Topic"),
         "judged": INTEGER, "total": INTEGER,
         "first_doc": {"type": ["string", "null"], "description": "To review the judgments made."},
     }),
+    "Subtopic": _object({
+        "subtopic": {"type": "string", "description": "The subtopic's number in its topic."},
+        "text": STRING, "current_grade": NULLABLE_INTEGER,
+    }),
     "JudgmentRequest": _object({
-        "doc_id": STRING, "grade": {"type": "integer", "description": "One of the round's grades."},
+        "doc_id": STRING, "grade": {"type": "integer", "description": "One of the round's grades "
+                                                                     "(a plain round)."},
+        "grades": {"type": "object", "additionalProperties": {"type": "integer"},
+                   "description": "A subtopic round: a grade on the round's scale for every "
+                                  "subtopic of the topic, by subtopic number; stored together."},
         "submission_id": SUBMISSION_ID,
         "seconds": {"type": ["number", "null"], "minimum": 0, "maximum": 86400,
                     "description": "Time spent judging the document."},
         "note": {"type": ["string", "null"], "maxLength": 2000},
-    }, required=["doc_id", "grade", "submission_id"], additionalProperties=False),
+    }, required=["doc_id", "submission_id"], additionalProperties=False,
+        oneOf=[{"required": ["grade"]}, {"required": ["grades"]}]),
     "JudgmentStored": _object({
         "stored": BOOLEAN,
         "duplicate": {"type": "boolean", "description": "The submission id was stored before: "

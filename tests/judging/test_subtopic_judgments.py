@@ -4,6 +4,7 @@ validated, undone and read per subtopic; a pair counts once elsewhere, by its ma
 from __future__ import annotations
 
 import pytest
+from subtopic_fixtures import TOPICS, make_store, subtopic_round
 
 from pooling.errors import StoreError, SubmissionConflict
 from pooling.judging import validation
@@ -16,8 +17,6 @@ from pooling.judging.judgments import (
 )
 from pooling.judging.rounds import create_round, get_round
 from pooling.store import Store
-
-from subtopic_fixtures import TOPICS, make_store, subtopic_round
 
 
 @pytest.fixture
@@ -127,8 +126,9 @@ def test_the_page_undo_takes_back_the_documents_latest_submission_whole(store):
 
 
 def test_an_old_store_upgrades_with_plain_judgments_kept(tmp_path):
-    from pooling.store.schema import MIGRATIONS
     import duckdb
+
+    from pooling.store.schema import MIGRATIONS
     path = tmp_path / "old.duckdb"
     con = duckdb.connect(str(path))
     for step in MIGRATIONS[:-1]:

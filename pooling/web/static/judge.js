@@ -99,6 +99,78 @@
     }
   }
 
+  // A subtopic round: a grade per subtopic, chosen by keyboard or click, saved together.
+  const subtopicList = document.getElementById("subtopics");
+  const rows = subtopicList ? Array.from(subtopicList.querySelectorAll("li[data-subtopic]")) : [];
+  let active = 0;
+
+  function activate(i) {
+    if (!rows.length) return;
+    active = Math.max(0, Math.min(rows.length - 1, i));
+    rows.forEach(function (row, n) { row.classList.toggle("active", n === active); });
+    rows[active].scrollIntoView({ block: "nearest" });
+  }
+
+  function choose(row, button) {
+    row.dataset.chosen = button.dataset.subGrade;
+    row.querySelectorAll("button[data-sub-grade]").forEach(function (b) {
+      b.classList.toggle("current", b === button);
+    });
+  }
+
+  async function saveGrades() {
+    if (busy) return;
+    const missing = rows.filter(function (row) { return row.dataset.chosen === ""; });
+    if (missing.length) {
+      activate(rows.indexOf(missing[0]));
+      say("Grade every subtopic first: subtopic " + missing[0].dataset.subtopic + " has no grade.", true);
+      return;
+    }
+    const grades = {};
+    rows.forEach(function (row) { grades[row.dataset.subtopic] = Number(row.dataset.chosen); });
+    busy = true;
+    say("Saving…");
+    try {
+      const result = await post(data.judgeUrl, {
+        doc_id: data.docId,
+        grades: grades,
+        seconds: secondsSpent(),
+        note: note.value,
+        submission_id: data.submissionId,
+      });
+      say("Saved.");
+      window.location.assign(result.next);
+    } catch (err) {
+      busy = false;
+      say(err.message, true);
+    }
+  }
+
+  rows.forEach(function (row, n) {
+    row.querySelectorAll("button[data-sub-grade]").forEach(function (button) {
+      button.addEventListener("click", function () { choose(row, button); activate(n); });
+    });
+  });
+  const saveButton = document.getElementById("save-grades");
+  if (saveButton) saveButton.addEventListener("click", saveGrades);
+
+  // The keys of a subtopic round; true when the key was one of them.
+  function subtopicKey(event) {
+    if (!rows.length) return false;
+    const button = rows[active].querySelector('button[data-sub-key="' + CSS.escape(event.key) + '"]');
+    if (button) {
+      choose(rows[active], button);
+      activate(active + 1);
+      return true;
+    }
+    switch (event.key) {
+      case "ArrowDown": case "j": activate(active + 1); return true;
+      case "ArrowUp": case "k": activate(active - 1); return true;
+      case "Enter": saveGrades(); return true;
+      default: return false;
+    }
+  }
+
   function follow(id) {
     const link = document.getElementById(id);
     if (link && !busy) window.location.assign(link.href);
@@ -116,6 +188,7 @@
       if (event.key === "Escape") target.blur();
       return;
     }
+    if (subtopicKey(event)) { event.preventDefault(); return; }
     const grade = root.querySelector('button[data-key="' + CSS.escape(event.key) + '"]');
     if (grade) { event.preventDefault(); judge(grade); return; }
     switch (event.key) {
