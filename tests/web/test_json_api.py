@@ -293,3 +293,46 @@ def test_an_organiser_token_sees_and_judges_every_pooled_document(campaign, serv
     server.stop()
     assert [(r["assessor_id"], r["doc_id"]) for r in _history(campaign.path)] == [
         ("ann", "d1"), ("org", "e3")]
+
+
+def test_a_subtopic_round_through_the_api_shows_subtopics_and_takes_their_grades(tmp_path):
+    import json
+
+    from conftest import build_campaign
+    from inprocess import app_on, client
+
+    from pooling.judging.assessors import assign
+    from pooling.judging.rounds import create_round
+    from pooling.store import Store
+
+    campaign = build_campaign(tmp_path)
+    with Store(campaign.path) as s:
+        s.con.execute("UPDATE topics SET extra = ? WHERE query_id = '1'", [json.dumps(
+            {"subtopics": [{"number": "1", "text": "prices"}, {"number": "2", "text": "savings"}]})])
+        create_round(s, "div", "depth", strategy_params={"depth": 4}, topics=["1"],
+                     subtopics=True)
+        assign(s, "div", ["ann"])
+    with app_on(campaign.path) as app:
+        api = client(app)
+        api.headers["authorization"] = f"Bearer {campaign.tokens['ann']}"
+        doc = api.get("/api/v1/rounds/div/topics/1/next").json()
+        assert doc["subtopics"] == [{"subtopic": "1", "text": "prices", "current_grade": None},
+                                    {"subtopic": "2", "text": "savings", "current_grade": None}]
+        body = {"doc_id": doc["doc_id"], "grades": {"1": 0, "2": 2},
+                "submission_id": doc["submission_id"]}
+        stored = api.post("/api/v1/rounds/div/topics/1/judgments", json=body)
+        assert stored.json() == {"stored": True, "duplicate": False, "doc_id": doc["doc_id"]}
+        seen = api.get(f"/api/v1/rounds/div/topics/1/docs/{doc['doc_id']}").json()
+        assert [s["current_grade"] for s in seen["subtopics"]] == [0, 2]
+        assert seen["current_grade"] == 2  # relevant to any subtopic
+        assert "subtopics" not in api.get("/api/v1/rounds/r1/topics/1/next").json()
+        neither = api.post("/api/v1/rounds/div/topics/1/judgments",
+                           json={"doc_id": doc["doc_id"], "submission_id": "z" * 20})
+        assert neither.status_code == 422 and "missing field(s) grade" in neither.json()["error"]
+        undone = api.post("/api/v1/rounds/div/topics/1/undo", json={"submission_id": "u" * 20})
+        assert undone.json() == {"undone": doc["doc_id"], "duplicate": False}
+    with Store(campaign.path, read_only=True) as s:
+        rows = s.con.execute("SELECT subtopic, kind, grade FROM judgments WHERE round_id = 'div' "
+                             "ORDER BY seq").fetchall()
+    assert rows == [("1", "judge", 0), ("2", "judge", 2), ("1", "retract", None),
+                    ("2", "retract", None)]

@@ -73,3 +73,61 @@ def test_a_changed_resend_and_another_persons_topic_answer_alike_too(app_and_cli
     assert page.post("/rounds/r1/topics/2/judgments", json=bobs,
                      headers={"x-csrf-token": csrf}).status_code == 404
     assert api.post("/api/v1/rounds/r1/topics/2/judgments", json=bobs, headers=bearer).status_code == 404
+
+
+# fault -> (round, route, body), for a subtopic round (topic 1 with subtopics 1, 2 and 3)
+SUBTOPIC_FAULTS = {
+    "one grade to a subtopic round": ("div", "judgments",
+                                      {"doc_id": "d1", "grade": 1, "submission_id": SID}),
+    "a subtopic left out": ("div", "judgments",
+                            {"doc_id": "d1", "grades": {"1": 1, "2": 0}, "submission_id": SID}),
+    "an unknown subtopic": ("div", "judgments", {"doc_id": "d1", "submission_id": SID,
+                                                 "grades": {"1": 1, "2": 0, "3": 0, "9": 1}}),
+    "a grade off the scale": ("div", "judgments", {"doc_id": "d1", "submission_id": SID,
+                                                   "grades": {"1": 1, "2": 0, "3": 9}}),
+    "a grade true": ("div", "judgments", {"doc_id": "d1", "submission_id": SID,
+                                          "grades": {"1": 1, "2": True, "3": 0}}),
+    "grades not an object": ("div", "judgments",
+                             {"doc_id": "d1", "grades": [1, 0, 0], "submission_id": SID}),
+    "grades to a plain round": ("r1", "judgments", {"doc_id": "d1", "submission_id": SID,
+                                                    "grades": {"1": 1, "2": 0, "3": 0}}),
+    "nothing to undo": ("div", "undo", {"submission_id": SID}),
+}
+
+
+@pytest.fixture
+def subtopic_app(tmp_path):
+    import json
+    campaign = build_campaign(tmp_path)
+    with Store(campaign.path) as s:
+        s.con.execute("UPDATE topics SET extra = ? WHERE query_id = '1'", [json.dumps(
+            {"subtopics": [{"number": n, "text": f"subtopic {n}"} for n in ("1", "2", "3")]})])
+        create_round(s, "div", "depth", strategy_params={"depth": 4}, topics=["1"],
+                     subtopics=True)
+        assign(s, "div", ["ann"])
+    with app_on(campaign.path) as app:
+        yield app, logged_in(app, campaign.tokens["ann"]), client(app), campaign.tokens["ann"]
+
+
+def test_subtopic_grades_are_refused_alike_on_the_page_and_the_api(subtopic_app):
+    app, page, api, token = subtopic_app
+    csrf = csrf_of(app, page)
+    bearer = {"authorization": f"Bearer {token}"}
+    for fault, (round_id, route, body) in SUBTOPIC_FAULTS.items():
+        url = f"/rounds/{round_id}/topics/1/{route}"
+        on_page = page.post(url, json=body, headers={"x-csrf-token": csrf})
+        on_api = api.post("/api/v1" + url, json=body, headers=bearer)
+        expected = 409 if fault == "nothing to undo" else 422
+        assert (fault, on_page.status_code, on_api.status_code) == (fault, expected, expected)
+        assert on_page.json()["error"] == on_api.json()["error"], fault
+    first = {"doc_id": "d1", "grades": {"1": 2, "2": 0, "3": 1}, "submission_id": SID}
+    assert page.post("/rounds/div/topics/1/judgments", json=first,
+                     headers={"x-csrf-token": csrf}).status_code == 200
+    again = api.post("/api/v1/rounds/div/topics/1/judgments", json=first, headers=bearer)
+    assert again.json() == {"stored": False, "duplicate": True, "doc_id": "d1"}
+    changed = dict(first, grades={"1": 2, "2": 1, "3": 1})
+    on_page = page.post("/rounds/div/topics/1/judgments", json=changed,
+                        headers={"x-csrf-token": csrf})
+    on_api = api.post("/api/v1/rounds/div/topics/1/judgments", json=changed, headers=bearer)
+    assert on_page.status_code == on_api.status_code == 409
+    assert on_page.json() == on_api.json()
