@@ -8,6 +8,10 @@ and either every graded row is stored or none. Each row's submission id is deriv
 the file's (its sha256), so importing the same file twice stores its judgments once, while a
 later file that gives a pair the grade it had before another judgment is stored: the person's
 latest word counts, whichever way it came.
+
+A subtopic round's batch has a row per document and subtopic (`SUBTOPIC_BATCH_COLUMNS`: the
+subtopic's number and text after the document id); each graded row is that subtopic's
+judgment, so a document may be graded on some of its subtopics now and the rest later.
 """
 
 from __future__ import annotations
@@ -35,11 +39,19 @@ from pooling.judging.assignments import assigned_items, load_assignments, not_as
 from pooling.judging.history import Judgment, effective_judgments
 from pooling.judging.judgments import counted, write
 from pooling.judging.rounds import Round, get_round
-from pooling.judging.validation import off_scale, on_scale, scale_hint, unstorable_text
+from pooling.judging.validation import (
+    off_scale,
+    on_scale,
+    scale_hint,
+    unstorable_text,
+    wrong_subtopic,
+)
 from pooling.store.core import Store
 
 BATCH_COLUMNS = ["round_id", "query_id", "doc_id", "position", "topic_title", "topic_description",
                  "topic_narrative", "doc_title", "doc_text", "grade", "note"]
+
+SUBTOPIC_BATCH_COLUMNS = [*BATCH_COLUMNS[:3], "subtopic", "subtopic_text", *BATCH_COLUMNS[3:]]
 
 _ITEMS_VIEW = "_batch_items"
 
@@ -83,6 +95,12 @@ def export_batch(store: Store, round_id: str, assessor_id: str, path: str | Path
     items = assigned_items(store, round_id, assessor_id)
     done = effective_judgments(store, round_id, assessor_id=assessor_id)
     mine = set(zip(done["query_id"].to_pylist(), done["doc_id"].to_pylist(), strict=True))
+    if rnd.subtopics is not None:  # a document is done when every subtopic has a grade
+        per = effective_judgments(store, round_id, assessor_id=assessor_id, per_subtopic=True)
+        graded = set(zip(*(per[c].to_pylist() for c in ("query_id", "doc_id", "subtopic")),
+                         strict=True))
+        mine = {(q, d) for q, d in mine
+                if all((q, d, s) in graded for s in rnd.subtopics_of(q))}
     keep = [(q, d) not in mine for q, d in zip(items["query_id"].to_pylist(),
                                                items["doc_id"].to_pylist(), strict=True)]
     todo = items.select(["query_id", "doc_id", "position"]).filter(pa.array(keep, pa.bool_()))
@@ -95,6 +113,12 @@ def export_batch(store: Store, round_id: str, assessor_id: str, path: str | Path
     names = BATCH_COLUMNS[1:9]
     rows = [{"round_id": rnd.round_id, **dict(zip(names, r, strict=True)), "grade": None, "note": None}
             for r in found]
+    columns = BATCH_COLUMNS
+    if rnd.subtopics is not None:
+        columns = SUBTOPIC_BATCH_COLUMNS
+        rows = [{c: (n if c == "subtopic" else t if c == "subtopic_text" else row.get(c))
+                 for c in columns}
+                for row in rows for n, t in rnd.subtopics.get(row["query_id"], [])]
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8", newline="") as fh:
@@ -102,7 +126,7 @@ def export_batch(store: Store, round_id: str, assessor_id: str, path: str | Path
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         else:
-            writer = csv.DictWriter(fh, fieldnames=BATCH_COLUMNS)
+            writer = csv.DictWriter(fh, fieldnames=columns)
             writer.writeheader()
             writer.writerows({k: safe_cell(v) if isinstance(v, str) else v for k, v in row.items()}
                              for row in rows)
@@ -141,10 +165,13 @@ def read_batch(path: str | Path, rnd: Round, assessor_id: str) -> BatchRows:
             continue
         q, d = str(row.get("query_id") or ""), str(row.get("doc_id") or "")
         note = (row.get("note") or None) and str(row.get("note"))
-        sid = hashlib.sha256(json.dumps([file_sha, rnd.round_id, assessor_id, q, d, grade, note]).encode())
+        sub = str(row.get("subtopic") or "").strip() or None
+        content = [file_sha, rnd.round_id, assessor_id, q, d, grade, note]
+        # A plain round's ids are as they always were; a subtopic row's names its subtopic.
+        sid = hashlib.sha256(json.dumps(content if sub is None else [*content, sub]).encode())
         j = Judgment(rnd.round_id, assessor_id, q, d, grade, note=note,
-                     submission_id=f"batch-{sid.hexdigest()[:32]}")
-        why = unstorable_text(j)
+                     submission_id=f"batch-{sid.hexdigest()[:32]}", subtopic=sub)
+        why = unstorable_text(j) or wrong_subtopic(rnd, q, sub)
         if why:
             out.problems.append(Problem(source, line, why))
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from subtopic_fixtures import TOPICS, make_store, subtopic_round
 
-from pooling.errors import StoreError, SubmissionConflict
+from pooling.errors import FormatError, StoreError, SubmissionConflict
 from pooling.judging import validation
 from pooling.judging.judgments import (
     Judgment,
@@ -142,3 +142,36 @@ def test_an_old_store_upgrades_with_plain_judgments_kept(tmp_path):
     assert s.con.execute("SELECT grade, subtopic FROM judgments").fetchall() == [(1, None)]
     assert s.one("n", "SELECT count(*) FROM subtopic_qrels") == (0,)
     s.close()
+
+
+def test_a_subtopic_batch_has_a_row_per_subtopic_and_imports_each_as_its_judgment(store, tmp_path):
+    import csv
+
+    from pooling.judging.batches import SUBTOPIC_BATCH_COLUMNS, export_batch, import_batch
+    out = tmp_path / "ann.csv"
+    assert export_batch(store, "div", "ann", out) == 3 * 3 + 3 * 2  # 3 docs x 3 subtopics, 3 x 2
+    with open(out, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0]) == SUBTOPIC_BATCH_COLUMNS
+    assert [(r["query_id"], r["doc_id"], r["subtopic"]) for r in rows[:3]] == [
+        ("1", "d1", "1"), ("1", "d1", "2"), ("1", "d1", "3")]
+    assert rows[4]["subtopic_text"] == "Find what beekeepers do in winter."
+    for r, g in zip(rows[:3], ("2", "0", "1"), strict=True):
+        r["grade"] = g
+    with open(out, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=SUBTOPIC_BATCH_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    assert import_batch(store, "div", "ann", out) == (3, 0)
+    assert import_batch(store, "div", "ann", out) == (0, 3)
+    per = effective_judgments(store, "div", per_subtopic=True).to_pylist()
+    assert [(r["doc_id"], r["subtopic"], r["grade"]) for r in per] == [
+        ("d1", "1", 2), ("d1", "2", 0), ("d1", "3", 1)]
+    assert export_batch(store, "div", "ann", tmp_path / "rest.csv") == 12  # d1 is done
+    rows[3]["grade"], rows[3]["subtopic"] = "1", "7"
+    with open(out, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=SUBTOPIC_BATCH_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    with pytest.raises(FormatError, match=r"ann.csv:5: subtopic '7' is not one of topic 1's"):
+        import_batch(store, "div", "ann", out)
