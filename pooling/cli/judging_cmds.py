@@ -54,6 +54,9 @@ def pool(
     judge: Annotated[list[str], typer.Option(
         help="--strategy uncertain: the automatic judge whose least sure pairs people judge; "
              "twice for the pairs two judges disagree on most.")] = [],  # noqa: B006
+    subtopics: Annotated[bool, typer.Option(
+        "--subtopics", help="A subtopic (diversity) round: each document is graded on each of "
+        "its topic's subtopics (TREC Web topics' <subtopic>); a topic without any is refused.")] = False,
 ) -> None:
     """Create a judging round: pool the runs with a strategy and store its queue."""
     from pooling.judging.rounds import create_round
@@ -77,7 +80,7 @@ def pool(
             depth=depth, budget=budget, total_budget=total_budget, floor=floor,
             stop_after=stop_after, exclude_judged=exclude_judged,
             topics=[t.strip() for t in topics.split(",")] if topics else None,
-            grades=tuple(int(g) for g in grades.split(",")), order=order,
+            grades=tuple(int(g) for g in grades.split(",")), order=order, subtopics=subtopics,
         )
     r = summary.round
     kind = "adaptive (served live)" if r.adaptive else f"{summary.entries:,} documents queued"
@@ -85,8 +88,10 @@ def pool(
     by = f", triaging judge(s) {judges}" if judges else ""
     over = (f"{len(r.pooled_runs)} runs (by {r.order}) and" if r.pooled_runs else
             "its judges' pairs in")  # triage needs no runs
-    out.print(f"round {r.round_id}: {r.strategy} over {over} {len(r.topics)} topics{by}, {kind}",
-              highlight=False)
+    on = (f", graded on {sum(len(v) for v in r.subtopics.values()):,} subtopics"
+          if r.subtopics else "")
+    out.print(f"round {r.round_id}: {r.strategy} over {over} {len(r.topics)} topics{by}, "
+              f"{kind}{on}", highlight=False)
     for warning in summary.warnings:
         err.print(f"warning: {warning}", highlight=False)
 
@@ -242,8 +247,30 @@ def qrels_derive(
         r = derive_qrels(s, rule, name, round_id=round, tie=tie, relevance_level=relevance_level,
                          judge=judge, judge_grades=mapping)
     by = f", judge {judge}" if judge else ""
+    with Store(store, read_only=True) as s:
+        n_sub = s.one("subtopic rows", "SELECT count(*) FROM subtopic_qrels WHERE version = ?",
+                      [r.name])[0]
+    subs = (f"; {n_sub:,} subtopic judgments, its plain rows each document's maximum over its "
+            "subtopics" if n_sub else "")
     out.print(f"qrels version {r.name}: {r.n_rows:,} judgments on {r.n_topics:,} topics "
-              f"(rule {rule}{by})", highlight=False)
+              f"(rule {rule}{by}){subs}", highlight=False)
+
+
+@qrels_app.command("plain")
+def qrels_plain(
+    store: StoreArg,
+    version: Annotated[str, typer.Option("--from", help="A qrels version with subtopics.")],
+    name: Annotated[str, typer.Option(help="Name of the new plain qrels version.")],
+) -> None:
+    """Derive a plain qrels version from a subtopic one: a document's grade is its maximum
+    over the topic's subtopics (relevant to any subtopic)."""
+    from pooling.store import Store
+    from pooling.store.qrels import derive_plain_qrels
+
+    with Store(store) as s:
+        r = derive_plain_qrels(s, version, name)
+    out.print(f"qrels version {r.name}: {r.n_rows:,} judgments on {r.n_topics:,} topics "
+              f"(each document's maximum over the subtopics of {version})", highlight=False)
 
 
 def _grade_map(text: str) -> dict[int, int]:
@@ -439,7 +466,8 @@ def agreement(
 
 def _round_agreement(store: Path, round: str, threshold: int, format: str) -> None:
     from pooling.agreement.report import PAIR_STATISTICS
-    from pooling.judging.rules import round_agreement
+    from pooling.judging.rounds import get_round
+    from pooling.judging.rules import round_agreement, subtopic_agreement
     from pooling.store import Store
 
     if format != "table":
@@ -456,6 +484,20 @@ def _round_agreement(store: Path, round: str, threshold: int, format: str) -> No
     out.print(f"Fleiss' kappa {report.fleiss_kappa:.3f} · Krippendorff's alpha nominal "
               f"{report.alpha_nominal:.3f}, ordinal {report.alpha_ordinal:.3f} · overlap "
               f"{report.overlap:.3f}", highlight=False)
+    with Store(store, read_only=True) as s:
+        if get_round(s, round).subtopics is None:
+            return
+        per_subtopic = subtopic_agreement(s, round, threshold=threshold)
+    out.print(f"round {round} per subtopic (the table above is on documents, each graded by "
+              "its maximum over its subtopics):", highlight=False)
+    table = Table("topic", "subtopic", "pairs", "Fleiss' kappa", "alpha nominal", "overlap",
+                  "note")
+    for a in per_subtopic:
+        r = a.report
+        cells = ([str(r.n_shared), f"{r.fleiss_kappa:.3f}", f"{r.alpha_nominal:.3f}",
+                  f"{r.overlap:.3f}", ""] if r is not None else ["0", "-", "-", "-", a.problem or ""])
+        table.add_row(a.query_id, a.subtopic, *cells)
+    out.print(table)
 
 
 def _print_label_agreement(result) -> None:

@@ -13,12 +13,19 @@ Rules (each assessor's current judgment per pair is used; see pooling.judging.ju
 - judge-only:  the named automatic judge's grade alone.
 The first five use people's judgments only; the last two name the judge, whose grades can be
 mapped onto the round's scale (`judge_grades`), and the version records it among its judges.
+
+A subtopic round's judgments give a subtopic qrels version: the rule is applied to each
+(topic, subtopic, document) on its own (`derive_subtopic_grades`), and the version's plain
+rows are a document's maximum over its topic's subtopics (relevant to any subtopic;
+`pooling.store.qrels.plain_from_subtopics`). Agreement is reported per subtopic too
+(`subtopic_agreement`).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -28,7 +35,7 @@ from pooling.errors import StoreError
 from pooling.judging.history import effective_judgments, find_judge, judge_current
 from pooling.judging.rounds import get_round
 from pooling.store.core import Store
-from pooling.store.qrels import QrelsImport, save_qrels
+from pooling.store.qrels import QrelsImport, save_qrels, save_subtopic_qrels
 
 RULES = ("latest", "primary", "majority", "adjudicated", "mean", "human-first", "judge-only")
 JUDGE_RULES = ("human-first", "judge-only")
@@ -146,7 +153,11 @@ def _apply(rule: str, votes: list[tuple[str, int, int]], roles: dict[str, str],
 def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = None,
                  tie: str = "lower", relevance_level: int = 1, judge: str | None = None,
                  judge_grades: dict[int, int] | None = None) -> QrelsImport:
-    """Derive and store a new immutable qrels version, recording the rule and its inputs."""
+    """Derive and store a new immutable qrels version, recording the rule and its inputs. From
+    a subtopic round it is a subtopic qrels version (module doc)."""
+    if round_id is not None and get_round(store, round_id).subtopics is not None:
+        return derive_subtopic_qrels(store, rule, name, round_id=round_id, tie=tie,
+                                     relevance_level=relevance_level, judge=judge)
     table = derive_grades(store, rule, round_id=round_id, tie=tie, judge=judge,
                           judge_grades=judge_grades)
     if table.num_rows == 0:
@@ -205,3 +216,107 @@ def round_agreement(store: Store, round_id: str, *, threshold: int = 1):
     judged = table.filter(pa.array(keep, pa.bool_())).select(
         ["query_id", "doc_id", "assessor_id", "grade"])
     return agreement_report(judged, grades=rnd.grades, threshold=threshold)
+
+
+# -- subtopic rounds -----------------------------------------------------------------------
+
+SUBTOPIC_RULES = ("latest", "primary", "majority", "mean")
+
+
+def derive_subtopic_grades(store: Store, rule: str, round_id: str, *,
+                           tie: str = "lower") -> pa.Table:
+    """A people's rule applied to each (topic, subtopic, document) of a subtopic round's current
+    judgments on its own: query_id, subtopic, doc_id, relevance."""
+    rnd = get_round(store, round_id)
+    if rnd.subtopics is None:
+        raise StoreError(f"round {round_id!r} judges documents as a whole, not subtopics; derive "
+                         "its qrels without subtopics")
+    if rule not in SUBTOPIC_RULES:
+        raise StoreError(f"rule {rule!r} does not derive subtopic qrels; use one of "
+                         f"{', '.join(SUBTOPIC_RULES)}")
+    if tie not in ("lower", "higher"):
+        raise StoreError("tie must be 'lower' or 'higher'")
+    table = effective_judgments(store, round_id, per_subtopic=True)
+    votes: dict[tuple[str, str, str], list[tuple[str, int, int]]] = defaultdict(list)
+    for a, q, s, d, g, seq in zip(*(table[c].to_pylist() for c in
+                                    ("assessor_id", "query_id", "subtopic", "doc_id", "grade",
+                                     "seq")), strict=True):
+        votes[(q, s, d)].append((a, g, seq))
+    roles = _roles(store)
+    primaries = _primaries(store, round_id) if rule == "primary" else {}
+    out: dict[str, list[Any]] = {"query_id": [], "subtopic": [], "doc_id": [], "relevance": []}
+    for (q, s, d), vs in sorted(votes.items()):
+        grade = _apply(rule, vs, roles, primaries.get(q, set()), tie)
+        if grade is not None:
+            for column, value in zip(out, (q, s, d, grade), strict=True):
+                out[column].append(value)
+    return pa.table(out, schema=pa.schema([("query_id", pa.string()), ("subtopic", pa.string()),
+                                           ("doc_id", pa.string()), ("relevance", pa.int64())]))
+
+
+def derive_subtopic_qrels(store: Store, rule: str, name: str, *, round_id: str,
+                          tie: str = "lower", relevance_level: int = 1,
+                          judge: str | None = None) -> QrelsImport:
+    """Derive and store a subtopic qrels version from a subtopic round (module doc)."""
+    if judge is not None:
+        raise StoreError(f"round {round_id!r} judges subtopics, and an automatic judge's "
+                         "subtopic grades do not make qrels yet; use one of "
+                         f"{', '.join(SUBTOPIC_RULES)} without --judge")
+    table = derive_subtopic_grades(store, rule, round_id, tie=tie)
+    if table.num_rows == 0:
+        raise StoreError("there are no judgments to derive qrels from")
+    params = {"rule": rule, "round": round_id, "tie": tie if rule == "majority" else None}
+    return save_subtopic_qrels(store, table, name, method=f"derived:{rule}", source=round_id,
+                               grades=list(get_round(store, round_id).grades),
+                               relevance_level=relevance_level, params=params)
+
+
+@dataclass(frozen=True)
+class SubtopicAgreement:
+    """Agreement among a subtopic round's assessors on one subtopic of one topic: the report,
+    or why there is none (fewer than two assessors judged any of its pairs)."""
+
+    query_id: str
+    subtopic: str
+    text: str
+    report: Any | None
+    problem: str | None
+
+
+def subtopic_agreement(store: Store, round_id: str, *, threshold: int = 1) -> list[SubtopicAgreement]:
+    """Agreement per subtopic of a subtopic round (organisers' adjudications excluded), in the
+    round's topic and subtopic order; `round_agreement` gives it on documents (each one's
+    maximum grade over its subtopics)."""
+    from pooling.agreement import agreement_report
+    from pooling.errors import PoolingError
+
+    rnd = get_round(store, round_id)
+    if rnd.subtopics is None:
+        raise StoreError(f"round {round_id!r} judges documents as a whole, not subtopics")
+    roles = _roles(store)
+    table = effective_judgments(store, round_id, per_subtopic=True)
+    rows: dict[tuple[str, str], dict[str, list[Any]]] = {}
+    for a, q, s, d, g in zip(*(table[c].to_pylist() for c in
+                               ("assessor_id", "query_id", "subtopic", "doc_id", "grade")),
+                             strict=True):
+        if roles.get(a) == "organiser":
+            continue
+        part = rows.setdefault((q, s), {"query_id": [], "doc_id": [], "assessor_id": [],
+                                        "grade": []})
+        for column, value in zip(part, (q, d, a, g), strict=True):
+            part[column].append(value)
+    out = []
+    for q, subs in rnd.subtopics.items():
+        for s, text in subs:
+            judged = rows.get((q, s))
+            report, problem = None, None
+            if judged is None:
+                problem = "not judged yet"
+            else:
+                try:
+                    report = agreement_report(pa.table(judged), grades=rnd.grades,
+                                              threshold=threshold)
+                except PoolingError as exc:
+                    problem = str(exc)
+            out.append(SubtopicAgreement(q, s, text, report, problem))
+    return out

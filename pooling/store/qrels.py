@@ -191,3 +191,74 @@ def _header_line(p: dict[str, Any]) -> str:
             f"created_at: {p['created_at']}; source: {p['source'] or '-'}; "
             f"grades: {','.join(str(g) for g in p['grades'])}; "
             f"relevance_level: {p['relevance_level']}; rows: {p['rows']}; topics: {p['topics']}")
+
+
+# -- subtopic qrels versions ----------------------------------------------------------------
+
+PLAIN_FROM_SUBTOPICS = "max over subtopics"  # the stated rule, recorded with the versions
+
+
+def plain_from_subtopics(table: pa.Table) -> pa.Table:
+    """Plain qrels from subtopic qrels (query_id, subtopic, doc_id, relevance): a document's
+    grade is its maximum over the topic's subtopics, so it is relevant when it is relevant to
+    any subtopic; rows in (query_id, doc_id) order."""
+    best: dict[tuple[str, str], int] = {}
+    for q, d, g in zip(*(table[c].to_pylist() for c in ("query_id", "doc_id", "relevance")),
+                       strict=True):
+        best[(q, d)] = max(g, best.get((q, d), g))
+    rows = sorted(best.items())
+    return pa.table({"query_id": pa.array([q for (q, _), _ in rows], pa.string()),
+                     "doc_id": pa.array([d for (_, d), _ in rows], pa.string()),
+                     "relevance": pa.array([g for _, g in rows], pa.int64())})
+
+
+def save_subtopic_qrels(store: Database, table: pa.Table, name: str, **version: Any) -> QrelsImport:
+    """Store subtopic qrels (query_id, subtopic, doc_id, relevance) as a new immutable version,
+    in one transaction. Its subtopic rows go to `subtopic_qrels`; its plain rows, which every
+    reader of a qrels version sees (evaluation, leaderboards, exports), are the maximum over
+    subtopics (`plain_from_subtopics`). version: as `save_qrels` takes; the params record
+    that the version has subtopics and the rule of its plain rows."""
+    keys = list(zip(*(table[c].to_pylist() for c in ("query_id", "subtopic", "doc_id")),
+                    strict=True))
+    if len(set(keys)) != len(keys):
+        raise StoreError("a subtopic qrels version grades each (topic, subtopic, document) once; "
+                         "these rows repeat one")
+    params = {**(version.pop("params", None) or {}), "subtopics": True,
+              "plain_rule": PLAIN_FROM_SUBTOPICS}
+    with store.transaction():
+        result = save_qrels(store, plain_from_subtopics(table), name, params=params, **version)
+        store.con.register("_subtopic_qrels", table)
+        try:
+            store.sql("insert subtopic qrels",
+                      "INSERT INTO subtopic_qrels SELECT ?, query_id, subtopic, doc_id, relevance "
+                      "FROM _subtopic_qrels", [name])
+        finally:
+            store.con.unregister("_subtopic_qrels")
+    return result
+
+
+def subtopic_qrels_table(store: Database, version: str | None = None) -> pa.Table:
+    """A subtopic qrels version's rows: query_id, subtopic, doc_id, relevance, in that order;
+    a version without subtopics is refused, naming those that have them."""
+    name = store.resolve_qrels(version)
+    table = store.arrow("read subtopic qrels",
+                        "SELECT query_id, subtopic, doc_id, relevance FROM subtopic_qrels "
+                        "WHERE version = ? ORDER BY query_id, subtopic, doc_id", [name])
+    if table.num_rows == 0:
+        having = [r[0] for r in store.con.execute(
+            "SELECT DISTINCT version FROM subtopic_qrels ORDER BY 1").fetchall()]
+        raise StoreError(f"qrels version {name!r} has no subtopics; versions with subtopics: "
+                         f"{', '.join(having) or 'none yet'} (derive one from a subtopic round "
+                         "with `pooling qrels derive --round R`)")
+    return table
+
+
+def derive_plain_qrels(store: Database, version: str, name: str) -> QrelsImport:
+    """A new plain qrels version from a subtopic one by the stated rule: a document's grade is
+    its maximum over the topic's subtopics (relevant to any subtopic)."""
+    info = store.qrels_info(version)
+    table = subtopic_qrels_table(store, info["name"])
+    return save_qrels(store, plain_from_subtopics(table), name, method="derived:max-subtopic",
+                      source=info["name"], grades=list(info["grades"]),
+                      relevance_level=info["relevance_level"],
+                      params={"rule": PLAIN_FROM_SUBTOPICS, "from": info["name"]})

@@ -175,3 +175,80 @@ def test_a_subtopic_batch_has_a_row_per_subtopic_and_imports_each_as_its_judgmen
         writer.writerows(rows)
     with pytest.raises(FormatError, match=r"ann.csv:5: subtopic '7' is not one of topic 1's"):
         import_batch(store, "div", "ann", out)
+
+
+def _two_assessors_judge(store):
+    record(store, _submission(store, "a" * 16, {"1": 2, "2": 0, "3": 1}))
+    record(store, _submission(store, "b" * 16, {"1": 2, "2": 1, "3": 0}, who="bob"))
+    record(store, _submission(store, "c" * 16, {"1": 0, "2": 0, "3": 0}, doc="d2"))
+    record(store, _submission(store, "d" * 16, {"1": 1, "2": 0}, doc="e1", topic="2"))
+
+
+def test_a_subtopic_round_derives_a_subtopic_qrels_version_and_its_plain_rows_are_the_maximum(store):
+    from pooling.judging.rules import derive_qrels
+    from pooling.store.qrels import derive_plain_qrels, subtopic_qrels_table
+    _two_assessors_judge(store)
+    result = derive_qrels(store, "majority", "div-qrels", round_id="div", tie="higher")
+    rows = subtopic_qrels_table(store, "div-qrels").to_pylist()
+    assert [(r["query_id"], r["subtopic"], r["doc_id"], r["relevance"]) for r in rows] == [
+        ("1", "1", "d1", 2), ("1", "1", "d2", 0), ("1", "2", "d1", 1), ("1", "2", "d2", 0),
+        ("1", "3", "d1", 1), ("1", "3", "d2", 0), ("2", "1", "e1", 1), ("2", "2", "e1", 0)]
+    plain = store.qrels_table("div-qrels").to_pylist()
+    assert [(r["query_id"], r["doc_id"], r["relevance"]) for r in plain] == [
+        ("1", "d1", 2), ("1", "d2", 0), ("2", "e1", 1)]
+    assert (result.n_rows, result.n_topics) == (3, 2)
+    derived = derive_plain_qrels(store, "div-qrels", "div-plain")
+    again = store.qrels_table("div-plain").to_pylist()
+    assert [(r["query_id"], r["doc_id"], r["relevance"]) for r in again] == [
+        (r["query_id"], r["doc_id"], r["relevance"]) for r in plain]
+    info = store.qrels_info("div-plain")
+    assert (info["method"], derived.n_rows) == ("derived:max-subtopic", 3)
+    assert '"max over subtopics"' in info["params"]
+    with pytest.raises(StoreError, match="'div-plain' has no subtopics; versions with "
+                                         "subtopics: div-qrels"):
+        subtopic_qrels_table(store, "div-plain")
+
+
+def test_subtopic_qrels_refuse_rules_they_cannot_apply_per_subtopic(store):
+    from pooling.judging.rules import derive_qrels
+    _two_assessors_judge(store)
+    with pytest.raises(StoreError, match="rule 'adjudicated' does not derive subtopic qrels"):
+        derive_qrels(store, "adjudicated", "x", round_id="div")
+    assert store.one("n", "SELECT count(*) FROM qrels_versions") == (0,)
+
+
+def test_agreement_is_reported_per_subtopic(store):
+    from pooling.judging.rules import round_agreement, subtopic_agreement
+    _two_assessors_judge(store)
+    per = subtopic_agreement(store, "div")
+    assert [(a.query_id, a.subtopic) for a in per] == [("1", "1"), ("1", "2"), ("1", "3"),
+                                                       ("2", "1"), ("2", "2")]
+    shared = {(a.query_id, a.subtopic): a.report.n_shared for a in per if a.report is not None}
+    assert shared == {("1", "1"): 1, ("1", "2"): 1, ("1", "3"): 1}
+    assert per[0].report.overlap == 1.0 and per[1].report.overlap == 0.0  # 0 vs 1 at threshold 1
+    assert "agreement needs overlap" in per[3].problem
+    assert round_agreement(store, "div").n_shared == 1  # d1, on its maximum: 2 and 2
+
+
+def test_the_cli_pools_a_subtopic_round_and_reports_agreement_per_subtopic(store, tmp_path):
+    import subprocess
+    import sys
+    _two_assessors_judge(store)
+    path = store.path
+    store.close()
+
+    def pooling(*args):
+        return subprocess.run([sys.executable, "-m", "pooling", *map(str, args)],
+                              capture_output=True, text=True, env={"COLUMNS": "200",
+                                                                   **__import__("os").environ})
+    made = pooling("pool", path, "--round", "div2", "--strategy", "depth", "--depth", "1",
+                   "--subtopics")
+    assert made.returncode == 0, made.stderr
+    assert "graded on 5 subtopics" in made.stdout
+    agreed = pooling("agreement", path, "--round", "div")
+    assert agreed.returncode == 0, agreed.stderr
+    assert "per subtopic" in agreed.stdout and "not judged yet" not in agreed.stdout
+    derived = pooling("qrels", "derive", path, "--round", "div", "--rule", "latest", "--name", "q")
+    assert derived.returncode == 0 and "8 subtopic judgments" in derived.stdout, derived.stderr
+    plain = pooling("qrels", "plain", path, "--from", "q", "--name", "qp")
+    assert plain.returncode == 0 and "3 judgments on 2 topics" in plain.stdout, plain.stderr
