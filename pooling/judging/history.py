@@ -209,7 +209,9 @@ def judge_current(
     """An automatic judge's current judgment per pair: (query_id, doc_id) -> (grade,
     probability, seq). Each round's history is replayed (a retract takes back the latest
     judgment); a pair judged in several rounds (or outside any) keeps the judgment made last,
-    unless round_id names the one round to read."""
+    unless round_id names the one round to read. A judge's grades of a document on subtopics
+    count as one judgment, their maximum (relevant to any subtopic), as people's do in
+    `effective_judgments`."""
     clauses, params = ["assessor_id = ?"], [judge_id]
     if round_id is not None:
         clauses.append("round_id = ?")
@@ -218,19 +220,27 @@ def judge_current(
         clauses.append("query_id IN (SELECT UNNEST(?))")
         params.append(list(query_ids))
     rows = store.con.execute(
-        "SELECT round_id, query_id, doc_id, kind, grade, probability, seq FROM judgments "
+        "SELECT round_id, query_id, doc_id, subtopic, kind, grade, probability, seq FROM judgments "
         f"WHERE {' AND '.join(clauses)} ORDER BY seq", params).fetchall()
     stacks: dict[tuple, list[tuple[int, float | None, int]]] = {}
-    for r, q, d, kind, grade, probability, seq in rows:
-        stack = stacks.setdefault((r, q, d), [])
+    for r, q, d, sub, kind, grade, probability, seq in rows:
+        stack = stacks.setdefault((r, q, d, sub), [])
         if kind == "judge":
             stack.append((grade, probability, seq))
         elif stack:
             stack.pop()
+    tops: dict[tuple, tuple[int, float | None, int]] = {}
+    for (r, q, d, _), stack in stacks.items():
+        if stack and stack[-1][0] is not None:
+            top, before = stack[-1], tops.get((r, q, d))
+            if before is not None:  # another subtopic: the highest grade, the latest seq
+                best = max(before, top, key=lambda v: (v[0], v[2]))
+                top = (best[0], best[1], max(before[2], top[2]))
+            tops[(r, q, d)] = top
     latest: dict[tuple[str, str], tuple[int, float | None, int]] = {}
-    for (_, q, d), stack in stacks.items():
-        if stack and stack[-1][0] is not None and stack[-1][2] > latest.get((q, d), (0, None, -1))[2]:
-            latest[(q, d)] = stack[-1]
+    for (_, q, d), top in tops.items():
+        if top[2] > latest.get((q, d), (0, None, -1))[2]:
+            latest[(q, d)] = top
     return latest
 
 

@@ -11,6 +11,11 @@ ids are derived from (judge, round, topic, document). So a job killed at any poi
 again judges no pair twice and calls the model for no pair it already has an answer for:
 answers are cached by (model, prompt sha256, query_id, doc_id) for backends that learn
 nothing from the judgments, and a pair already judged is not asked again.
+
+In a subtopic round a judge is asked once per document and subtopic (`judge_subtopics`): the
+pair it grades has the topic's title as its query and the subtopic's text as its
+description (no narrative), its calls and answers are recorded with the subtopic, and its
+judgments name the subtopic, with ids derived from it too.
 """
 
 from __future__ import annotations
@@ -202,6 +207,10 @@ def judge_pairs(
     sends the batches to judge actors on a Ray cluster; this process alone writes the store.
     """
     judge = get_judge(store, judge_name)
+    if round_id is not None and get_round(store, round_id).subtopics is not None:
+        raise StoreError(f"round {round_id!r} judges subtopics: a judge grades each of its "
+                         f"documents on each subtopic with `pooling judge --round {round_id}` "
+                         "(without a list of pairs)")
     queue = ListQueue(pairs, judged_by(store, judge.judge_id, round_id))
     return judge_queue(store, judge, queue, round_id=round_id, limit=limit, overrides=overrides,
                        progress=progress, batch=batch, engine=engine, ray_address=ray_address)
@@ -225,6 +234,9 @@ def judge_round(
     budget, or `limit` judgments now. Other arguments as for `judge_pairs`."""
     judge = get_judge(store, judge_name)
     rnd = get_round(store, round_id)
+    if rnd.subtopics is not None:
+        return judge_subtopics(store, judge, rnd, limit=limit, overrides=overrides,
+                               progress=progress, batch=batch, engine=engine)
     if rnd.adaptive and engine != "local":
         raise StoreError(
             f"round {round_id!r} is adaptive ({rnd.strategy}): it chooses each topic's next "
@@ -390,7 +402,7 @@ def _cached_answers(store: Store, judge: Judge, pairs: list[tuple[str, str]]) ->
     rows = store.con.execute(
         "SELECT query_id, doc_id, grade, probability, answer FROM judge_calls "
         "WHERE model IS NOT DISTINCT FROM ? AND prompt_sha256 IS NOT DISTINCT FROM ? "
-        "AND status = 'ok' AND grade IS NOT NULL ORDER BY called_at",
+        "AND status = 'ok' AND grade IS NOT NULL AND subtopic IS NULL ORDER BY called_at",
         [judge.model, judge.prompt_sha256]).fetchall()
     return {(q, d): (g, p, a) for q, d, g, p, a in rows if (q, d) in wanted}
 
@@ -472,3 +484,137 @@ def _chunks(items: Iterable[Verdict], size: int) -> Iterator[list[Verdict]]:
             chunk = []
     if chunk:
         yield chunk
+
+
+# -- subtopic rounds ----------------------------------------------------------------------
+
+Item = tuple[str, str, str]  # (query_id, doc_id, subtopic): what a subtopic round's judge grades
+
+
+def subtopic_submission_id(judge_id: str, round_id: str, item: Item) -> str:
+    """The id of a judge's judgment of a document on one subtopic (as `submission_id`)."""
+    digest = hashlib.sha256(json.dumps([judge_id, round_id, *item]).encode())
+    return f"judge-{digest.hexdigest()[:40]}"
+
+
+def judge_subtopics(store: Store, judge: Judge, rnd: Round, *, limit: int | None = None,
+                    overrides: dict[str, Any] | None = None, progress: Progress | None = None,
+                    batch: int = BATCH, engine: str = "local") -> JudgeReport:
+    """Let a judge grade a static subtopic round's documents on each of their topic's
+    subtopics (module doc), those it has not graded yet, up to `limit` now; a batch at a time,
+    so a job run again asks for nothing it has stored (nor, for a judge that learns nothing,
+    anything it has an answer for)."""
+    if rnd.adaptive or engine != "local":
+        raise StoreError(f"round {rnd.round_id!r} judges subtopics: a judge works a static "
+                         "subtopic round, in this process (--engine local)")
+    start = time.monotonic()
+    progress = progress or NoProgress()
+    report = JudgeReport(judge.judge_id, round=rnd)
+    done = {tuple(r) for r in store.con.execute(
+        "SELECT query_id, doc_id, subtopic FROM judgments WHERE assessor_id = ? AND kind = 'judge' "
+        "AND round_id = ?", [judge.judge_id, rnd.round_id]).fetchall()}
+    items = [(q, d, s) for q, d in round_pairs(store, rnd.round_id) for s in rnd.subtopics_of(q)]
+    todo = [i for i in items if i not in done]
+    report.pairs, report.already = len(items), len(items) - len(todo)
+    todo = todo if limit is None else todo[:max(limit, 0)]
+    if todo:
+        progress.start(f"judging with {judge.judge_id}", total=len(todo))
+    model = None
+    try:
+        for chunk in [todo[i:i + batch] for i in range(0, len(todo), batch)]:
+            asked = _subtopic_pairs(store, rnd, chunk)
+            cache = _cached_subtopic_answers(store, judge, chunk) if judge.caches_answers else {}
+            verdicts: dict[Item, Verdict] = {}
+            for item in chunk:
+                pair = asked[item]
+                if item in cache:
+                    verdicts[item] = _verdict_from_cache(pair, cache[item])
+                elif not (pair.doc_text or pair.doc_title):
+                    verdicts[item] = Verdict(
+                        pair.query_id, pair.doc_id, FAILED, None, None, None,
+                        f"the store has no text for document {pair.doc_id!r}; import the documents "
+                        "(`pooling import docs`) and judge again", None, None, 0.0)
+            report.cached += sum(item in cache for item in chunk)
+            # A document comes once per call to the model, so each verdict finds its subtopic.
+            rest = [item for item in chunk if item not in verdicts]
+            while rest:
+                layer: dict[tuple[str, str], Item] = {}
+                for item in rest:
+                    layer.setdefault(item[:2], item)
+                if model is None:
+                    model = _backend(store, judge, sorted({q for q, _, _ in todo}), overrides or {})
+                for v in model.judge([asked[item] for item in layer.values()]):
+                    if (v.query_id, v.doc_id) in layer:
+                        verdicts[layer[(v.query_id, v.doc_id)]] = v
+                for item in layer.values():
+                    verdicts.setdefault(item, Verdict(item[0], item[1], FAILED, None, None, None,
+                                                      "the judge gave no answer for it", None,
+                                                      None, 0.0))
+                rest = [item for item in rest if item not in layer.values()]
+            _store_subtopic_batch(store, judge, rnd.round_id, chunk, verdicts, cache, report)
+            progress.advance(len(chunk))
+    finally:
+        if model is not None:
+            model.close()
+        progress.finish()
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _subtopic_pairs(store: Store, rnd: Round, items: list[Item]) -> dict[Item, Pair]:
+    """Each item as the pair a judge grades: the topic's title as the query, the subtopic's
+    text as the description, no narrative, and the document's texts."""
+    texts = _pairs_with_texts(store, list(dict.fromkeys(item[:2] for item in items)))
+    subtopics = {(q, n): t for q, subs in (rnd.subtopics or {}).items() for n, t in subs}
+    out = {}
+    for q, d, s in items:
+        pair = texts[(q, d)]
+        out[(q, d, s)] = Pair(q, d, pair.title, subtopics.get((q, s)) or None, None,
+                              pair.doc_title, pair.doc_text)
+    return out
+
+
+def _cached_subtopic_answers(store: Store, judge: Judge, items: list[Item]) -> dict[Item, tuple]:
+    """The latest graded answer per document and subtopic by the same model and prompt."""
+    wanted = set(items)
+    rows = store.con.execute(
+        "SELECT query_id, doc_id, subtopic, grade, probability, answer FROM judge_calls "
+        "WHERE model IS NOT DISTINCT FROM ? AND prompt_sha256 IS NOT DISTINCT FROM ? "
+        "AND status = 'ok' AND grade IS NOT NULL AND subtopic IS NOT NULL ORDER BY called_at",
+        [judge.model, judge.prompt_sha256]).fetchall()
+    return {(q, d, s): (g, p, a) for q, d, s, g, p, a in rows if (q, d, s) in wanted}
+
+
+def _store_subtopic_batch(store: Store, judge: Judge, round_id: str, items: list[Item],
+                          verdicts: dict[Item, Verdict], cached: dict[Item, tuple],
+                          report: JudgeReport) -> None:
+    """Record the calls made now (with their subtopic), then the graded items' judgments."""
+    calls = [(item, verdicts[item]) for item in items if item not in cached]
+    if calls:
+        now = utcnow()
+        with store.transaction() as con:
+            con.executemany(
+                "INSERT INTO judge_calls (judge_id, model, prompt_sha256, query_id, doc_id, status, "
+                "grade, probability, answer, error, prompt_tokens, completion_tokens, seconds, "
+                "called_at, subtopic) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [[judge.judge_id, judge.model, judge.prompt_sha256, q, d, v.status, v.grade,
+                  v.probability, v.answer, v.error, v.prompt_tokens, v.completion_tokens,
+                  v.seconds, now, s] for (q, d, s), v in calls])
+        for _, v in calls:
+            report.prompt_tokens += v.prompt_tokens or 0
+            report.completion_tokens += v.completion_tokens or 0
+    judgments = []
+    for item in items:
+        v = verdicts[item]
+        if v.status != OK or v.grade is None:
+            report.failed += 1
+            if len(report.failures) < 5:
+                report.failures.append(f"{item[0]} {item[1]} subtopic {item[2]}: {v.error}")
+            continue
+        judgments.append(Judgment(round_id, judge.judge_id, item[0], item[1], v.grade,
+                                  probability=v.probability, rationale=v.answer,
+                                  submission_id=subtopic_submission_id(judge.judge_id, round_id,
+                                                                       item),
+                                  subtopic=item[2]))
+    stored, _ = append_judgments(store, judgments)
+    report.judged += stored

@@ -252,3 +252,41 @@ def test_the_cli_pools_a_subtopic_round_and_reports_agreement_per_subtopic(store
     assert derived.returncode == 0 and "8 subtopic judgments" in derived.stdout, derived.stderr
     plain = pooling("qrels", "plain", path, "--from", "q", "--name", "qp")
     assert plain.returncode == 0 and "3 judgments on 2 topics" in plain.stdout, plain.stderr
+
+
+SUBTOPIC_JUDGE = '''
+import json, sys
+print("ready", file=sys.stderr, flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    grade = len(request["description"] or "") % 3
+    print(json.dumps({"grade": grade, "probability": grade / 2,
+                      "rationale": request["title"] + " | " + (request["description"] or "")}),
+          flush=True)
+'''
+
+
+def test_a_judge_is_asked_per_subtopic_with_its_text_and_its_calls_say_which(store, tmp_path):
+    import shlex
+    import sys
+
+    from pooling.judging.judges import add_judge, judge_pairs, judge_round
+    program = tmp_path / "subtopic_judge.py"
+    program.write_text(SUBTOPIC_JUDGE)
+    add_judge(store, "prog", "command", {"command": shlex.join([sys.executable, str(program)])})
+    report = judge_round(store, "prog", "div", limit=4)
+    assert (report.pairs, report.judged, report.failed) == (15, 4, 0)
+    report = judge_round(store, "prog", "div")
+    assert (report.already, report.judged) == (4, 11)
+    calls = store.con.execute("SELECT query_id, doc_id, subtopic, grade, answer FROM judge_calls "
+                              "ORDER BY query_id, doc_id, subtopic").fetchall()
+    assert len(calls) == 15
+    text = "Find what beekeepers do in winter."
+    assert calls[1] == ("1", "d1", "2", len(text) % 3, f"bee hives | {text}")
+    rows = store.con.execute("SELECT query_id, doc_id, subtopic, grade FROM judgments "
+                             "WHERE assessor_id = 'prog' ORDER BY seq").fetchall()
+    assert [r[:3] for r in rows[:4]] == [("1", "d1", "1"), ("1", "d1", "2"), ("1", "d1", "3"),
+                                         ("1", "d2", "1")]
+    assert judge_round(store, "prog", "div").judged == 0  # nothing is asked twice
+    with pytest.raises(StoreError, match="judges subtopics"):
+        judge_pairs(store, "prog", [("1", "d1")], round_id="div")
