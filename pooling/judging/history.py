@@ -245,11 +245,12 @@ def judge_current(
 
 
 def history(store: Store) -> pa.Table:
-    """The full judgment history, in the order it was made."""
+    """The full judgment history, in the order it was made (subtopic: the subtopic a
+    subtopic round's judgment grades the document on, else empty)."""
     return store.arrow(
         "judgment history",
         "SELECT seq, submission_id, round_id, query_id, doc_id, assessor_id, kind, grade, seconds, "
-        "note, judged_at FROM judgments ORDER BY seq",
+        "note, judged_at, subtopic FROM judgments ORDER BY seq",
     )
 
 

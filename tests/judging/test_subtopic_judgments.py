@@ -290,3 +290,15 @@ def test_a_judge_is_asked_per_subtopic_with_its_text_and_its_calls_say_which(sto
     assert judge_round(store, "prog", "div").judged == 0  # nothing is asked twice
     with pytest.raises(StoreError, match="judges subtopics"):
         judge_pairs(store, "prog", [("1", "d1")], round_id="div")
+
+
+def test_the_exported_history_names_each_judgments_subtopic(store, tmp_path):
+    import csv
+
+    from pooling.judging.history import export_history
+    record(store, _submission(store, "a" * 16, {"1": 2, "2": 0, "3": 1}))
+    export_history(store, tmp_path / "history.csv")
+    with open(tmp_path / "history.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["doc_id"], r["subtopic"], r["grade"]) for r in rows] == [
+        ("d1", "1", "2"), ("d1", "2", "0"), ("d1", "3", "1")]

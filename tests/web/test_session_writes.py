@@ -124,3 +124,11 @@ def test_a_commit_that_fails_ends_the_transaction():
     run("INSERT INTO t VALUES (2)")  # autocommit again: the pages hear of it at once
     assert dropped == ["INSERT INTO t VALUES (2)"]
 
+
+
+def test_a_subtopic_qrels_version_keeps_the_pages_memory():
+    writes = SessionWrites()
+    writes.ran("BEGIN")
+    writes.ran("INSERT INTO qrels SELECT 1")
+    writes.ran("INSERT INTO subtopic_qrels SELECT 1")
+    assert writes.ran("COMMIT") == NOTHING
