@@ -302,3 +302,11 @@ def test_the_exported_history_names_each_judgments_subtopic(store, tmp_path):
         rows = list(csv.DictReader(fh))
     assert [(r["doc_id"], r["subtopic"], r["grade"]) for r in rows] == [
         ("d1", "1", "2"), ("d1", "2", "0"), ("d1", "3", "1")]
+
+
+def test_a_subtopic_round_is_not_sampled_in_strata(tmp_path):
+    s = make_store(tmp_path)
+    with pytest.raises(StoreError, match="either sampled in strata or judged on subtopics"):
+        create_round(s, "div", "sample", strategy_params={"strata": "1", "rates": "1,0.5"},
+                     subtopics=True)
+    s.close()
