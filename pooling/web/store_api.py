@@ -385,6 +385,8 @@ def _judgments_of(data: bytes) -> list[Judgment]:
     """The judgments of an Arrow stream, every row checked before any is handed to the writer
     (a bad row must not fail the assessors' judgments committed beside it)."""
     table = pa.ipc.open_stream(pa.BufferReader(data)).read_all()
+    if "subtopic" not in table.column_names:  # a client from before subtopic judgments
+        table = table.append_column("subtopic", pa.nulls(table.num_rows, pa.string()))
     table = table.select(JUDGMENT_FIELDS.names).cast(JUDGMENT_FIELDS)
     items = [Judgment(**row) for row in table.to_pylist()]
     for n, j in enumerate(items, start=1):
