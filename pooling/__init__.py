@@ -21,13 +21,14 @@ from pooling.errors import (
 )
 
 if TYPE_CHECKING:
-    from pooling.evaluation import evaluate
+    from pooling.evaluation import evaluate, evaluate_diversity
     from pooling.store import Store
 
 __version__ = "0.1.0"
 
 # Public names that live in heavier modules: name -> module that defines it.
-_LAZY = {"evaluate": "pooling.evaluation", "Store": "pooling.store"}
+_LAZY = {"evaluate": "pooling.evaluation", "evaluate_diversity": "pooling.evaluation",
+         "Store": "pooling.store"}
 
 __all__ = [
     "EvaluationError",
@@ -41,6 +42,7 @@ __all__ = [
     "StoreLockedError",
     "__version__",
     "evaluate",
+    "evaluate_diversity",
 ]
 
 

@@ -30,6 +30,7 @@ class OutputFormat(StrEnum):
     csv = "csv"
     json = "json"
     parquet = "parquet"
+    ndeval = "ndeval"
 
 
 class RelFormat(StrEnum):
@@ -39,11 +40,12 @@ class RelFormat(StrEnum):
     qrels_jg = "qrels_jg"
     prefs = "prefs"
     qrels_prefs = "qrels_prefs"
+    subtopics = "subtopics"
 
 
 # The measures printed without -m, per -R (trec_eval's `official` needs qrels).
 _DEFAULT_MEASURES = {"qrels": "official", "qrels_jg": "qrels_jg", "prefs": "all_prefs",
-                     "qrels_prefs": "all_prefs"}
+                     "qrels_prefs": "all_prefs", "subtopics": "ndeval"}
 
 
 @app.command("eval")
@@ -56,7 +58,9 @@ def eval_command(
             "-m",
             "--measure",
             help="Measure, trec_eval style (P.5,10  ndcg_cut.10  all_trec  official) or "
-            "ir_measures style (nDCG@10, P(rel=2)@5). Repeatable. Default: official.",
+            "ir_measures style (nDCG@10, P(rel=2)@5); diversity measures by ndeval's or "
+            "ir_measures' names (alpha-nDCG@20, ERR_IA@20, ndeval for all of them) read the "
+            "qrels as subtopic qrels. Repeatable. Default: official.",
         ),
     ] = None,
     per_query: Annotated[
@@ -99,11 +103,13 @@ def eval_command(
         RelFormat, typer.Option("-R", "--rel-format", "--Rel_info_format",
                                 help="Format of the relevance file (trec_eval -R): qrels, "
                                 "qrels_jg (judgment groups in the 2nd column), prefs (query_id "
-                                "jg jsg doc_id level) or qrels_prefs (qrels read as prefs). "
-                                "Without -m: official, qrels_jg or all_prefs.")
+                                "jg jsg doc_id level), qrels_prefs (qrels read as prefs) or "
+                                "subtopics (ndeval's query_id subtopic doc_id relevance). "
+                                "Without -m: official, qrels_jg, all_prefs or ndeval.")
     ] = RelFormat.qrels,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", help="trec (trec_eval's text), csv, json or parquet.")
+        OutputFormat, typer.Option("--format", help="trec (trec_eval's text), csv, json, parquet "
+                                   "or ndeval (ndeval's CSV: a row per topic, then amean).")
     ] = OutputFormat.trec,
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write here instead of stdout.")
@@ -128,15 +134,20 @@ def eval_command(
     """
     from pooling.cli.pandas_guard import without_pandas
     from pooling.evaluation import evaluate
+    from pooling.evaluation.inputs import measure_list, relevance_format
 
     if complete and shared_topics:
         raise EvaluationError("-c and --shared-topics contradict each other; pick one")
     policy = "zero" if complete else "skip" if shared_topics else "error"
     state.fast_exit = True  # files in, text out: nothing to clean up at exit
     reading = run_reading(dedupe, run_names or RunNamesOpt.tag, meta, split_by_tag, topic_map)
-    if rel_format is not RelFormat.qrels and not reading.is_plain:
+    measure = measure or [_DEFAULT_MEASURES[rel_format.value]]
+    reads = relevance_format(measure_list(measure), rel_format.value)
+    if reads != RelFormat.qrels.value and not reading.is_plain:
         raise EvaluationError("--dedupe, --run-names, --meta, --split-by-tag and --topic-map "
-                              "read runs against qrels; drop them with -R " + rel_format.value)
+                              "read runs against qrels; drop them with -R " + reads
+                              + (" (diversity measures read subtopic qrels)"
+                                 if reads == "subtopics" else ""))
     reference = None
     if zscores is not None:
         from pooling.evaluation.zscores import read_zscores
@@ -148,7 +159,7 @@ def eval_command(
         result = evaluate(
             qrels_input,
             run_inputs,
-            measure or [_DEFAULT_MEASURES[rel_format.value]],
+            measure,
             missing_topics=policy,
             relevance_level=level,
             max_docs=max_docs,
@@ -172,6 +183,11 @@ def _write(result, output_format: OutputFormat, per_query: bool, output: Path | 
 
     if output_format is OutputFormat.trec:
         _emit(format_trec_runs(result.runs, per_query, summary=summary).encode(), output)
+        return
+    if output_format is OutputFormat.ndeval:
+        from pooling.evaluation.ndeval_format import format_ndeval
+
+        _emit(format_ndeval(result.runs, summary=summary).encode(), output)
         return
     if not summary and not per_query:
         raise EvaluationError("-n without -q leaves nothing to write; add -q")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,9 +67,34 @@ def evaluate_qrels(
 ) -> Evaluation:
     """`evaluate` with trec_eval qrels and measures already parsed (and not checked against
     the qrels format: the judgment-group evaluation scores its measures group by group)."""
-    runs = run_list(run_or_runs)
-    results = []
     warnings: list[str] = []
+    results = [
+        compute_ranking(ranking, wanted, relevance_level, missing_topics,
+                        collection_size=collection_size, zscores=zscores)
+        for ranking in rank_runs(qrels, run_or_runs, missing_topics=missing_topics,
+                                 max_docs=max_docs, topics=topics, judged_only=judged_only,
+                                 warnings=warnings)
+    ]
+    columns = results[0].columns if results else []
+    return Evaluation(results, wanted, missing_topics, relevance_level, max_docs, columns,
+                      warnings)
+
+
+def rank_runs(
+    qrels: QrelsInput | QrelsIndex,
+    run_or_runs: RunInput | Sequence[RunInput],
+    *,
+    missing_topics: MissingTopics = "error",
+    max_docs: int | None = None,
+    topics: Iterable[str] | None = None,
+    judged_only: bool = False,
+    warnings: list[str] | None = None,
+) -> Iterator[Ranking]:
+    """Each run's ranking of its judged documents against the qrels, one run after another
+    (a run file is parsed while the one before it is ranked); notes on the inputs (a BOM)
+    join `warnings`."""
+    runs = run_list(run_or_runs)
+    warnings = [] if warnings is None else warnings
     in_c = [kernel.eligible(run) for run in runs]  # the others are parsed ahead by pyarrow
     with _Readers([None if c else run for run, c in zip(runs, in_c, strict=True)]) as readers:
         index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(
@@ -83,13 +108,7 @@ def evaluate_qrels(
                 reader = RunReader(run) if in_c[position] else readers.take(position)
                 ranking = _numpy_ranking(run, position, index, reader, candidates,
                                          missing_topics, max_docs, warnings)
-            if judged_only:
-                ranking = keep_judged(ranking)
-            results.append(_compute(ranking, wanted, relevance_level, missing_topics,
-                                    collection_size=collection_size, zscores=zscores))
-    columns = results[0].columns if results else []
-    return Evaluation(results, wanted, missing_topics, relevance_level, max_docs, columns,
-                      warnings)
+            yield keep_judged(ranking) if judged_only else ranking
 
 
 def _kernel_ranking(
@@ -151,10 +170,11 @@ def _plan(
     return plan
 
 
-def _compute(
+def compute_ranking(
     ranking: Ranking, measures: list[Measure], level: int, policy: str, *,
     collection_size: int | None = None, zscores: ZScores | None = None,
 ) -> RunEvaluation:
+    """One run's values of the measures from its ranking (policy: the missing-topics one)."""
     contexts: dict[int, Context] = {}
     values: list[tuple[Measure, list[str], np.ndarray]] = []
     for m in measures:

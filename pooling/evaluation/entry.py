@@ -13,6 +13,7 @@ from pooling.evaluation.inputs import (
     check_rel_format,
     check_settings,
     measure_list,
+    relevance_format,
 )
 from pooling.evaluation.results import Evaluation
 from pooling.evaluation.topics import MissingTopics
@@ -45,8 +46,11 @@ def evaluate(
     judged_only is -J (only judged docs are ranked), collection_size -N (the documents in
     the collection: utility's D, fallout), zscores -Z (values as z-scores, see
     `pooling.evaluation.zscores`), rel_format -R: "qrels", "qrels_jg" (judgment groups),
-    "prefs" or "qrels_prefs" (preferences); `qrels` is then that kind of file or table.
+    "prefs" or "qrels_prefs" (preferences) or "subtopics" (ndeval's subtopic qrels, read so
+    whenever a diversity measure is asked for); `qrels` is then that kind of file or table.
     """
+    wanted = measure_list(measures)
+    rel_format = relevance_format(wanted, rel_format)
     extended = judged_only or collection_size is not None or zscores is not None or (
         rel_format != "qrels")
     if engine != "local" and extended:
@@ -60,8 +64,14 @@ def evaluate(
                                relevance_level=relevance_level, max_docs=max_docs, topics=topics,
                                ray_address=ray_address)
     check_settings(relevance_level, max_docs, collection_size)
-    wanted = measure_list(measures)
     check_rel_format(wanted, rel_format)
+    if rel_format == "subtopics":
+        from pooling.evaluation.subtopics import evaluate_subtopics
+
+        return evaluate_subtopics(
+            qrels, run_or_runs, wanted, missing_topics=missing_topics,
+            relevance_level=relevance_level, max_docs=max_docs, topics=topics,
+            judged_only=judged_only, collection_size=collection_size, zscores=zscores)
     if rel_format in ("prefs", "qrels_prefs"):
         from pooling.evaluation.preferences import evaluate_prefs
 
