@@ -117,7 +117,18 @@ def plain_qrels(subtopic_qrels: pa.Table) -> pa.Table:
 
 def write_subtopic_qrels(table: pa.Table, out: PathLike | IO[str]) -> None:
     """Write a subtopic qrels table as ndeval's text, one judgment a line, in the table's
-    order (atomically when `out` is a path); `read_subtopic_qrels` reads it back as it was."""
+    order (atomically when `out` is a path); `read_subtopic_qrels` reads it back as it was.
+    An empty id, or one holding whitespace, would not read back: it is refused."""
+    problems = []
+    for column in ("query_id", "subtopic", "doc_id"):
+        values = pc.cast(table.column(column), pa.string())
+        bad = pc.or_(pc.match_substring_regex(values, r"\s"), pc.equal(pc.utf8_length(values), 0))
+        for row in pc.indices_nonzero(pc.fill_null(bad, True)).to_pylist()[:20]:
+            problems.append(Problem("subtopic qrels table", row + 1,
+                                    f"{column} {values[row].as_py()!r} is empty or holds whitespace"))
+    if problems:
+        raise FormatError(problems, hint="ids in a subtopic qrels file are single words; "
+                          "map them to ids without whitespace before writing")
     body = (
         f"{q} {s} {d} {r}\n"
         for q, s, d, r in zip(
