@@ -102,8 +102,7 @@ def _intent_values(judgments: SubtopicJudgments, ranking: Ranking, measures: lis
     order = np.lexsort((ranking.rank_asc, ranking.topic))  # pyndeval's order: ties by doc_id asc
     topic, position = ranking.topic[order], ranking.rank_asc[order] - 1
     doc = ranking.rel[order]
-    qtopic = np.searchsorted(np.array(judgments.topics, dtype=object),
-                             np.array(ranking.query_ids, dtype=object))
+    qtopic = np.array([judgments.topic_index[q] for q in ranking.query_ids], np.int64)
     contexts: dict[int, IntentContext] = {}
     values: list[tuple[Measure, list[str], np.ndarray]] = []
     for m in measures:
@@ -140,6 +139,7 @@ class SubtopicJudgments:
     def __init__(self, table: pa.Table):
         query_id = pc.cast(table.column("query_id"), pa.string()).combine_chunks()
         self.topics: list[str] = sorted(pc.unique(query_id).to_pylist())
+        self.topic_index = {q: i for i, q in enumerate(self.topics)}
         topic = pc.index_in(query_id, value_set=pa.array(self.topics, pa.string()))
         doc_id = pc.cast(table.column("doc_id"), pa.string()).combine_chunks()
         order = pc.sort_indices(

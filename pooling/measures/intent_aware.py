@@ -10,7 +10,7 @@ its C code to the last bit or nearly. The conventions read from ndeval: docs/div
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -35,10 +35,15 @@ class LevelJudgments:
     subtopics: np.ndarray  # int64[Q]: subtopics with a relevant doc, per qrels topic
     relevant_docs: np.ndarray  # int64[Q, S]: docs relevant to each slot
     doc_topic: np.ndarray  # int64[D]
+    _ideals: dict[float, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def ideal(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-        """(starts[Q+1], gains): each topic's greedy ideal ranking as the gain of each rank."""
-        return _ideal(self, alpha)
+        """(starts[Q+1], gains): each topic's greedy ideal ranking as the gain of each rank
+        (computed once per alpha, for every run)."""
+        if alpha not in self._ideals:
+            self._ideals[alpha] = _ideal(self, alpha)
+        return self._ideals[alpha]
 
 
 def _ideal(level: LevelJudgments, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -98,6 +103,7 @@ class IntentContext:
         self.R = judgments.rel[doc]  # bool[n, S]
         self.S = judgments.subtopics[qtopic].astype(np.int64)  # int64[T]
         self._gains: dict[float, np.ndarray] = {}
+        self._curves: dict[tuple[float, bool, int], tuple[np.ndarray, np.ndarray]] = {}
 
     @cached_property
     def before(self) -> np.ndarray:
@@ -119,6 +125,18 @@ class IntentContext:
                 score += self.R[:, s] * powers[self.before[:, s]]
             self._gains[alpha] = score
         return self._gains[alpha]
+
+    def curves(self, alpha: float, log: bool, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """(run, ideal): T x depth, the normalised α-DCG (log) or ERR-IA at every rank, kept
+        because α-DCG and α-nDCG (ERR-IA and nERR-IA) share them."""
+        key = (alpha, log, depth)
+        if key not in self._curves:
+            ranks = np.arange(1, depth + 1)
+            run = self.dense(self.gain(alpha), depth)
+            ideal = self.ideal_dense(alpha, depth)
+            self._curves[key] = (_normalised_cumulative(self, run, alpha, log, ranks),
+                                 _normalised_cumulative(self, ideal, alpha, log, ranks))
+        return self._curves[key]
 
     def dense(self, values: np.ndarray, depth: int) -> np.ndarray:
         """float64[T, depth]: per-entry values placed at their positions (0 elsewhere)."""
@@ -186,13 +204,9 @@ def _normalised_cumulative(ctx: IntentContext, gains: np.ndarray, alpha: float, 
 def _run_and_ideal(ctx: IntentContext, measure: Measure, log: bool
                    ) -> tuple[np.ndarray, np.ndarray]:
     """(the run's value, the ideal ranking's value) at each cutoff, T x cutoffs each."""
-    alpha = settings(measure)["alpha"]
     cutoffs = _cutoffs(measure)
-    depth = int(cutoffs.max())
-    run = ctx.dense(ctx.gain(alpha), depth)
-    ideal = ctx.ideal_dense(alpha, depth)
-    return (_normalised_cumulative(ctx, run, alpha, log, cutoffs),
-            _normalised_cumulative(ctx, ideal, alpha, log, cutoffs))
+    run, ideal = ctx.curves(settings(measure)["alpha"], log, int(cutoffs.max()))
+    return run[:, cutoffs - 1], ideal[:, cutoffs - 1]
 
 
 def _over_ideal(run: np.ndarray, ideal: np.ndarray) -> np.ndarray:
@@ -256,8 +270,8 @@ def map_ia(ctx: IntentContext, measure: Measure) -> np.ndarray:
     out = np.zeros(ctx.T)
     rank = ctx.position + 1.0
     for s in range(ctx.R.shape[1]):
-        hit = ctx.R[:, s]
-        total = np.bincount(ctx.topic[hit], weights=(ctx.before[hit, s] + 1) / rank[hit],
+        # precision at each document relevant to the slot (others add an exact 0.0)
+        total = np.bincount(ctx.topic, weights=ctx.R[:, s] * ((ctx.before[:, s] + 1) / rank),
                             minlength=ctx.T)
         has = relevant_docs[:, s] > 0
         out[has] += total[has] / relevant_docs[has, s]
