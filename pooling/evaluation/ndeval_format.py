@@ -1,7 +1,7 @@
 """Rendering results in ndeval's own CSV layout, so its users can diff the two programs.
 
 ndeval prints `runid,topic,` and its measures as a header, one row per topic with each value
-as `%.6f`, then an `amean` row of the means. docs/diversity.md#output says where this differs.
+as `%.6f`, then an `amean` row of the means. docs/diversity.md#which-topics-count says where this differs.
 """
 
 # `%.6f` is ndeval's own conversion, and Python's `%` rounds as glibc's printf does.
@@ -28,7 +28,9 @@ def _block(run: RunEvaluation, summary: bool) -> str:
     columns = [c.name for c in run.columns if c.kind in (Kind.FLOAT, Kind.COUNT)]
     lines = [",".join(["runid", "topic", *columns])]
     missing = set(run.missing_query_ids)
-    order = sorted(range(len(run.query_ids)), key=lambda t: _topic_key(run.query_ids, t))
+    numeric = all(q.isascii() and q.isdigit() for q in run.query_ids)
+    order = sorted(range(len(run.query_ids)),
+                   key=(lambda t: int(run.query_ids[t])) if numeric else (lambda t: t))
     for t in order:
         qid = run.query_ids[t]
         if qid not in missing:
@@ -37,12 +39,6 @@ def _block(run: RunEvaluation, summary: bool) -> str:
     if summary:
         lines.append(",".join([run.run_id, "amean", *(_value(run.summary[c]) for c in columns)]))
     return "\n".join(lines) + "\n"
-
-
-def _topic_key(query_ids: list[str], t: int) -> tuple[int, str]:
-    if all(q.isascii() and q.isdigit() for q in query_ids):
-        return int(query_ids[t]), ""
-    return 0, query_ids[t]
 
 
 def _value(value: float) -> str:

@@ -99,7 +99,9 @@ def subtopic_table(qrels: QrelsInput) -> pa.Table:
 def _intent_values(judgments: SubtopicJudgments, ranking: Ranking, measures: list[Measure],
                    level: int, zscores: ZScores | None) -> RunEvaluation:
     """The diversity measures of one ranking; topics the run lacks (-c) score 0."""
-    order = np.lexsort((ranking.rank_asc, ranking.topic))  # pyndeval's order: ties by doc_id asc
+    # pyndeval's order: score ties by doc_id ascending (rank_asc), topic by topic
+    key = ranking.topic * (int(ranking.rank_asc.max(initial=0)) + 1) + ranking.rank_asc
+    order = np.argsort(key, kind="stable")
     topic, position = ranking.topic[order], ranking.rank_asc[order] - 1
     doc = ranking.rel[order]
     qtopic = np.array([judgments.topic_index[q] for q in ranking.query_ids], np.int64)

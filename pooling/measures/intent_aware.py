@@ -50,38 +50,38 @@ def _ideal(level: LevelJudgments, alpha: float) -> tuple[np.ndarray, np.ndarray]
     """ndeval's greedy ideal: at each rank the document adding the most α-discounted gain
     (a tie goes to the greatest doc_id), until no document adds any; all topics at once."""
     Q = len(level.subtopics)
-    keep = level.rel.any(axis=1)
-    docs = np.flatnonzero(keep)  # in (topic, doc_id) order
+    docs = np.flatnonzero(level.rel.any(axis=1))  # in (topic, doc_id) order
     topic = level.doc_topic[docs]
     sizes = np.bincount(topic, minlength=Q)
     K = int(sizes.max()) if len(docs) else 0
-    starts_docs = np.concatenate([[0], np.cumsum(sizes)])
     S = level.rel.shape[1]
-    rel = np.zeros((Q, K, S), bool)
-    within = np.arange(len(docs)) - starts_docs[topic]
-    rel[topic, within] = level.rel[docs]
-    gain = np.ones((Q, S))
-    taken = np.zeros((Q, K), bool)
+    within = np.arange(len(docs)) - (np.cumsum(sizes) - sizes)[topic]
+    rel = np.zeros((S, Q, K), bool)  # slot-major: each slot's (topic, doc) plane contiguous
+    rel[:, topic, within] = level.rel[docs].T
+    gain = np.ones((S, Q))
+    unplaced = np.ones((Q, K))  # 1 until placed, then 0 (a placed doc's score drops to -1)
     out = np.zeros((Q, K))
     depth = np.zeros(Q, np.int64)
-    rows = np.arange(Q)
     decay = 1.0 - alpha
+    score, term = np.empty((Q, K)), np.empty((Q, K))
     for step in range(K):
-        score = np.zeros((Q, K))
+        score.fill(0.0)
         for s in range(S):  # ndeval adds the subtopics' gains in their order
-            score += rel[:, :, s] * gain[:, s, None]
-        score[taken] = -1.0
+            np.multiply(rel[s], gain[s][:, None], out=term)
+            score += term
+        score *= unplaced
+        score -= 1.0 - unplaced
         best = score.max(axis=1)
-        active = best > 0
-        if not active.any():
+        act = np.flatnonzero(best > 0)
+        if not len(act):
             break
-        last = K - 1 - np.argmax((score == best[:, None])[:, ::-1], axis=1)
-        pick = last[active]
-        act = rows[active]
-        out[act, step] = best[active]
+        ties = score[act] == best[act, None]
+        pick = K - 1 - np.argmax(ties[:, ::-1], axis=1)  # the greatest doc_id among ties
+        out[act, step] = best[act]
         depth[act] += 1
-        taken[act, pick] = True
-        gain[act] = np.where(rel[act, pick], gain[act] * decay, gain[act])
+        unplaced[act, pick] = 0.0
+        hit = rel[:, act, pick]  # S x len(act): the picked docs' subtopics
+        gain[:, act] = np.where(hit, gain[:, act] * decay, gain[:, act])
     starts = np.concatenate([[0], np.cumsum(depth)])
     return starts, out[np.arange(K)[None, :] < depth[:, None]]
 
@@ -100,19 +100,21 @@ class IntentContext:
         self.qtopic = qtopic  # int64[T]: qrels topic of each evaluated topic
         self.topic = topic
         self.position = position
-        self.R = judgments.rel[doc]  # bool[n, S]
+        self.R = np.ascontiguousarray(judgments.rel[doc].T)  # bool[S, n]: slot by slot
         self.S = judgments.subtopics[qtopic].astype(np.int64)  # int64[T]
         self._gains: dict[float, np.ndarray] = {}
         self._curves: dict[tuple[float, bool, int], tuple[np.ndarray, np.ndarray]] = {}
 
     @cached_property
     def before(self) -> np.ndarray:
-        """int64[n, S]: documents above each entry in its topic relevant to each slot."""
-        counts = np.cumsum(self.R, axis=0, dtype=np.int64) - self.R
-        if len(self.topic) == 0:
+        """int64[S, n]: documents above each entry in its topic relevant to each slot."""
+        counts = np.cumsum(self.R, axis=1, dtype=np.int64) - self.R
+        n = len(self.topic)
+        if n == 0:
             return counts
-        first = np.searchsorted(self.topic, self.topic)  # each entry's topic's first entry
-        return counts - counts[first]
+        size = np.bincount(self.topic, minlength=self.T)
+        first = np.minimum(np.cumsum(size) - size, n - 1)  # each topic's first entry
+        return counts - np.repeat(counts[:, first], size, axis=1)
 
     def gain(self, alpha: float) -> np.ndarray:
         """float64[n]: each entry's gain, Σ over its slots of (1 - α)^(docs above it relevant
@@ -121,8 +123,8 @@ class IntentContext:
             top = int(self.before.max()) + 1 if self.before.size else 1
             powers = np.cumprod(np.concatenate([[1.0], np.full(top, 1.0 - alpha)]))
             score = np.zeros(len(self.topic))
-            for s in range(self.R.shape[1]):
-                score += self.R[:, s] * powers[self.before[:, s]]
+            for s in range(self.R.shape[0]):
+                score += self.R[s] * powers[self.before[s]]
             self._gains[alpha] = score
         return self._gains[alpha]
 
@@ -269,9 +271,9 @@ def map_ia(ctx: IntentContext, measure: Measure) -> np.ndarray:
     relevant_docs = ctx.j.relevant_docs[ctx.qtopic]
     out = np.zeros(ctx.T)
     rank = ctx.position + 1.0
-    for s in range(ctx.R.shape[1]):
+    for s in range(ctx.R.shape[0]):
         # precision at each document relevant to the slot (others add an exact 0.0)
-        total = np.bincount(ctx.topic, weights=ctx.R[:, s] * ((ctx.before[:, s] + 1) / rank),
+        total = np.bincount(ctx.topic, weights=ctx.R[s] * ((ctx.before[s] + 1) / rank),
                             minlength=ctx.T)
         has = relevant_docs[:, s] > 0
         out[has] += total[has] / relevant_docs[has, s]
@@ -284,7 +286,7 @@ def map_ia(ctx: IntentContext, measure: Measure) -> np.ndarray:
 def p_ia(ctx: IntentContext, measure: Measure) -> np.ndarray:
     """Relevant (document, subtopic) pairs in the top k over k x subtopics."""
     cutoffs = _cutoffs(measure)
-    pairs = ctx.R.sum(axis=1).astype(np.float64)
+    pairs = ctx.R.sum(axis=0).astype(np.float64)
     cum = np.cumsum(ctx.dense(pairs, int(cutoffs.max())), axis=1)[:, cutoffs - 1]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = cum / (cutoffs[None, :] * ctx.S[:, None])
@@ -296,7 +298,7 @@ def subtopic_recall(ctx: IntentContext, measure: Measure) -> np.ndarray:
     """Subtopics with a relevant document in the top k, over the topic's subtopics."""
     cutoffs = _cutoffs(measure)
     firsts = ctx.R & (ctx.before == 0)  # the first document of each subtopic
-    new = firsts.sum(axis=1).astype(np.float64)
+    new = firsts.sum(axis=0).astype(np.float64)
     cum = np.cumsum(ctx.dense(new, int(cutoffs.max())), axis=1)[:, cutoffs - 1]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = cum / ctx.S[:, None]
