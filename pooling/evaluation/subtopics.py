@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pooling.errors import EvaluationError
 from pooling.evaluation.engine import assemble_run, compute_ranking, rank_runs
 from pooling.evaluation.inputs import QrelsInput, RunInput, as_table, check_settings, measure_list
 from pooling.evaluation.qrels_index import QrelsIndex
@@ -65,9 +66,14 @@ def evaluate_subtopics(
     zscores: ZScores | None = None,
 ) -> Evaluation:
     """`evaluate` with subtopic qrels (-R subtopics) and measures already parsed."""
-    judgments = SubtopicJudgments(subtopic_table(qrels))
+    table = subtopic_table(qrels)
+    judgments = SubtopicJudgments(table)
     index = QrelsIndex(judgments.docs)
     warnings: list[str] = []
+    if table.num_rows and pc.count_distinct(table.column("subtopic")).as_py() == 1:
+        warnings.append("every judgment of the subtopic qrels names the same subtopic: if it "
+                        "is a plain qrels file (query_id iter doc_id relevance), the diversity "
+                        "measures see one subtopic per topic")
     results = []
     for ranking in rank_runs(index, run_or_runs, missing_topics=missing_topics,
                              max_docs=max_docs, topics=topics, judged_only=judged_only,
@@ -89,6 +95,11 @@ def evaluate_subtopics(
 
 def subtopic_table(qrels: QrelsInput) -> pa.Table:
     """The subtopic qrels as a checked table (query_id, subtopic, doc_id, relevance)."""
+    if isinstance(qrels, QrelsIndex):  # plain qrels already prepared (a store's)
+        raise EvaluationError(
+            "diversity measures need subtopic qrels (query_id subtopic doc_id relevance), and "
+            "these qrels hold one grade per document; score them with `pooling eval -m "
+            "ndeval SUBTOPIC_QRELS RUN`")
     if isinstance(qrels, (str, os.PathLike)):
         table = read_subtopic_qrels(qrels)
     else:

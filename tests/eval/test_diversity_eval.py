@@ -171,3 +171,25 @@ def test_evaluate_diversity_is_exported_from_the_package(files):
     assert table.column_names == ["run_id", "query_id", "measure", "value"]
     assert table.column("query_id").to_pylist() == ["1", "2", "3"]
     assert table.column("value").to_pylist()[0] == pytest.approx(pyndeval_values()["1"]["P-IA@5"])
+
+
+def test_a_plain_qrels_file_is_read_with_a_warning_that_it_has_one_subtopic(tmp_path, files):
+    plain = tmp_path / "plain.qrels"
+    plain.write_text("1 0 a 1\n1 0 b 0\n2 0 e 1\n3 0 h 0\n4 0 i 1\n")
+    result = evaluate(str(plain), files[1], ["strec@5"], missing_topics="skip")
+    assert any("same subtopic" in w for w in result.warnings)
+
+
+def test_stored_plain_qrels_are_refused_for_diversity_measures_with_what_to_do(tmp_path, files):
+    from pooling.store import Store
+
+    plain = tmp_path / "plain.qrels"
+    plain.write_text("1 0 a 1\n2 0 e 1\n")
+    store = tmp_path / "s.duckdb"
+    with Store.create(store) as s:
+        s.import_runs([files[1]])
+        s.import_qrels(plain, name="official")
+    done = CliRunner().invoke(app, ["evaluate", str(store), "--qrels", "official", "-m",
+                                    "alpha-nDCG@5"])
+    assert done.exit_code == 1
+    assert "subtopic qrels" in str(done.exception) + done.output
