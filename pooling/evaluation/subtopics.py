@@ -202,14 +202,12 @@ class SubtopicJudgments:
         topic = self.doc_topic[doc]
         sub = self._subtopic_rank[rows]
         # each topic's relevant subtopics, in ndeval's order, numbered from 0 (its slots)
-        pairs = np.unique(np.stack([topic, sub], axis=1), axis=0) if len(rows) else (
-            np.empty((0, 2), np.int64))
-        counts = np.bincount(pairs[:, 0], minlength=Q).astype(np.int64)
-        pair_start = np.concatenate([[0], np.cumsum(counts)])
-        S = int(counts.max()) if Q and len(pairs) else 0
-        at = np.searchsorted(pairs[:, 0] * (int(sub.max()) + 1 if len(sub) else 1) + pairs[:, 1],
-                             topic * (int(sub.max()) + 1 if len(sub) else 1) + sub)
-        slot = at - pair_start[topic]
+        width = int(sub.max()) + 1 if len(sub) else 1
+        keys = topic * width + sub
+        pairs = np.unique(keys)
+        counts = np.bincount(pairs // width, minlength=Q).astype(np.int64)
+        S = int(counts.max()) if len(pairs) else 0
+        slot = np.searchsorted(pairs, keys) - (np.cumsum(counts) - counts)[topic]
         rel = np.zeros((len(self.doc_topic), max(S, 1)), bool)
         rel[doc, slot] = True
         relevant_docs = np.zeros((Q, max(S, 1)), np.int64)

@@ -37,10 +37,11 @@ class Case:
     run: list[tuple[str, str, float]]
 
 
-def random_case(seed: int) -> Case:
-    """Qrels and a run sharing at least one topic, written in topic and subtopic order."""
+def random_case(seed: int, named: bool = False) -> Case:
+    """Qrels and a run sharing at least one topic, written in topic and subtopic order;
+    `named`: topic and subtopic ids are words, not numbers."""
     rng = random.Random(seed)
-    topics = [f"{t}" for t in rng.sample(range(1, 40), rng.randint(2, 6))]
+    topics = [f"{'wt-' if named else ''}{t}" for t in rng.sample(range(1, 40), rng.randint(2, 6))]
     qrels_topics = [t for t in topics if rng.random() < 0.8] or topics[:1]
     run_topics = [t for t in topics if rng.random() < 0.8 or t == qrels_topics[0]]
     qrels = []
@@ -52,7 +53,7 @@ def random_case(seed: int) -> Case:
             for d in docs:
                 if rng.random() < 0.5:
                     grade = 0 if kind > 0.9 else rng.choice([0, 0, 1, 1, 2])
-                    qrels.append((t, str(s), d, grade))
+                    qrels.append((t, f"intent-{'abcdef'[s - 1]}" if named else str(s), d, grade))
     run = []
     for t in run_topics:
         grid = rng.choice([1, 2, 5, 1000])  # few distinct scores: many ties
@@ -122,6 +123,20 @@ def test_every_diversity_value_equals_pyndeval(seed, cutoffs, alpha, beta, rel):
              for q, values in expected.items() for theirs, value in values.items()
              if not same(got[q, names[theirs]], value)]
     assert not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.3])
+@pytest.mark.parametrize("seed", range(10))
+def test_topic_and_subtopic_ids_may_be_words(seed, alpha):
+    case = random_case(seed, named=True)
+    names = our_names((5, 10, 20), alpha, 0.5, 1)
+    expected = pyndeval.ndeval(case.qrels, case.run, list(names), alpha=alpha)
+    table = evaluate_diversity(qrels_table(case), run_table(case), list(names.values()),
+                               missing_topics="skip")
+    got = {(r["query_id"], r["measure"]): r["value"] for r in table.to_pylist()}
+    assert {q for q, _ in got} == set(expected)
+    assert all(same(got[q, names[m]], v) for q, values in expected.items()
+               for m, v in values.items())
 
 
 @pytest.mark.parametrize("seed", range(30))
