@@ -21,13 +21,19 @@ from pooling.errors import (
 )
 
 if TYPE_CHECKING:
-    from pooling.evaluation import evaluate, evaluate_diversity
+    from pooling.evaluation import (
+        evaluate,
+        evaluate_diversity,
+        evaluate_sampled,
+        sampled_estimates,
+    )
     from pooling.store import Store
 
 __version__ = "0.1.0"
 
 # Public names that live in heavier modules: name -> module that defines it.
 _LAZY = {"evaluate": "pooling.evaluation", "evaluate_diversity": "pooling.evaluation",
+         "evaluate_sampled": "pooling.evaluation", "sampled_estimates": "pooling.evaluation",
          "Store": "pooling.store"}
 
 __all__ = [
@@ -43,6 +49,8 @@ __all__ = [
     "__version__",
     "evaluate",
     "evaluate_diversity",
+    "evaluate_sampled",
+    "sampled_estimates",
 ]
 
 

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from pooling.agreement.errors import AgreementError
 from pooling.agreement.labels import LabelComparison, compare_labels, label_table
+from pooling.agreement.statistics import SECTIONS, section_dict
 from pooling.agreement.systems import SystemAgreement, competition_ranks, system_agreement
 from pooling.store.core import Store
 
@@ -69,13 +70,7 @@ class LabelAgreement:
             "note": labels["note"],
             "confusion": {"grades": labels["grades"], "counts": labels["confusion"],
                           "rows": "a", "columns": "b"},
-            "kappa": {"unweighted": self.labels.kappa, "linear": self.labels.kappa_linear,
-                      "quadratic": self.labels.kappa_quadratic,
-                      "binary": self.labels.kappa_binary},
-            "alpha": {"nominal": self.labels.alpha_nominal, "ordinal": self.labels.alpha_ordinal,
-                      "interval": self.labels.alpha_interval},
-            "classification": labels["scores"],
-            "probability": labels["probability"],
+            **{section: section_dict(self.labels, section) for section in SECTIONS},
             "leaderboard": {"measure": self.measure, "scored_on": self.scored_on,
                             **(self.systems.to_dict() if self.systems else {"n_runs": 0}),
                             "runs": runs},
@@ -91,11 +86,8 @@ class LabelAgreement:
         grades = d["confusion"]["grades"]
         rows += [(f"confusion.a={ga}.b={gb}", d["confusion"]["counts"][i][j])
                  for i, ga in enumerate(grades) for j, gb in enumerate(grades)]
-        rows += [(f"kappa.{k}", v) for k, v in d["kappa"].items()]
-        rows += [(f"alpha.{k}", v) for k, v in d["alpha"].items()]
-        rows += [(f"classification.{k}", v) for k, v in d["classification"].items()]
-        if d["probability"] is not None:
-            rows += [(f"probability.{k}", v) for k, v in d["probability"].items()]
+        for section in SECTIONS:  # probability is None when B gave none
+            rows += [(f"{section}.{k}", v) for k, v in (d[section] or {}).items()]
         board = d["leaderboard"]
         rows += [("leaderboard.measure", self.measure), ("leaderboard.n_runs", board["n_runs"])]
         if self.systems is not None:

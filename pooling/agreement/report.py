@@ -29,6 +29,17 @@ class PairAgreement:
     overlap: float
 
 
+# The per-pair statistics in the order every view shows them: (field of PairAgreement,
+# terminal header, page header). `pooling agreement --round` and the organiser's round page
+# both walk this list, so a statistic added to PairAgreement and here shows in each.
+PAIR_STATISTICS: tuple[tuple[str, str, str], ...] = (
+    ("kappa", "kappa", "κ"),
+    ("kappa_linear", "kappa (linear)", "κ linear"),
+    ("kappa_quadratic", "kappa (quadratic)", "κ quadratic"),
+    ("overlap", "overlap", "Overlap"),
+)
+
+
 @dataclass(frozen=True)
 class AgreementReport:
     """Agreement over the pairs judged by two or more assessors.

@@ -40,12 +40,13 @@ class RelFormat(StrEnum):
     qrels_jg = "qrels_jg"
     prefs = "prefs"
     qrels_prefs = "qrels_prefs"
+    sampled = "sampled"
     subtopics = "subtopics"
 
 
 # The measures printed without -m, per -R (trec_eval's `official` needs qrels).
 _DEFAULT_MEASURES = {"qrels": "official", "qrels_jg": "qrels_jg", "prefs": "all_prefs",
-                     "qrels_prefs": "all_prefs", "subtopics": "ndeval"}
+                     "qrels_prefs": "all_prefs", "sampled": "sample_eval", "subtopics": "ndeval"}
 
 
 @app.command("eval")
@@ -103,10 +104,23 @@ def eval_command(
         RelFormat, typer.Option("-R", "--rel-format", "--Rel_info_format",
                                 help="Format of the relevance file (trec_eval -R): qrels, "
                                 "qrels_jg (judgment groups in the 2nd column), prefs (query_id "
-                                "jg jsg doc_id level), qrels_prefs (qrels read as prefs) or "
-                                "subtopics (ndeval's query_id subtopic doc_id relevance). "
-                                "Without -m: official, qrels_jg, all_prefs or ndeval.")
+                                "jg jsg doc_id level), qrels_prefs (qrels read as prefs), "
+                                "sampled (query_id iter doc_id stratum relevance, as "
+                                "sample_eval.pl reads; a five-column qrels file is read so "
+                                "without -R) or subtopics (ndeval's query_id subtopic doc_id "
+                                "relevance; read so when a diversity measure is asked for). "
+                                "Without -m: official, qrels_jg, all_prefs, sample_eval or "
+                                "ndeval.")
     ] = RelFormat.qrels,
+    gain: Annotated[
+        list[str] | None, typer.Option("-G", "--gain", metavar="GRADE=GAIN",
+                                       help="Sampled qrels: read GRADE as GAIN (sample_eval.pl's "
+                                       "-G; repeatable, e.g. -G 2=3).")
+    ] = None,
+    sample_eval_output: Annotated[
+        bool, typer.Option("--sample-eval", help="Sampled qrels: print exactly what "
+                           "sample_eval.pl prints (one block per run), to diff against it.")
+    ] = False,
     output_format: Annotated[
         OutputFormat, typer.Option("--format", help="trec (trec_eval's text), csv, json, parquet "
                                    "or ndeval (ndeval's CSV: a row per topic, then amean).")
@@ -135,7 +149,27 @@ def eval_command(
     from pooling.cli.pandas_guard import without_pandas
     from pooling.evaluation import evaluate
     from pooling.evaluation.inputs import measure_list, relevance_format
+    from pooling.formats.sampled_qrels import looks_sampled
 
+    if rel_format is RelFormat.sampled or (rel_format is RelFormat.qrels and looks_sampled(qrels)):
+        unusable = {"-c": complete, "--shared-topics": shared_topics, "-l": level != 1,
+                    "-M": max_docs is not None, "-J": judged_only,
+                    "-N": collection_size is not None, "-Z": zscores is not None,
+                    "--engine": engine is not EngineOpt.local,
+                    "--dedupe/--run-names/--meta/--split-by-tag/--topic-map":
+                        not run_reading(dedupe, run_names or RunNamesOpt.tag, meta, split_by_tag,
+                                        topic_map).is_plain}
+        used = [flag for flag, on in unusable.items() if on]
+        if used:
+            raise EvaluationError(f"{', '.join(used)} do(es) not apply to sampled qrels (which "
+                                  "sample_eval.pl scores with its own fixed rules); drop them")
+        state.fast_exit = True
+        _eval_sampled(qrels, runs, measure or [_DEFAULT_MEASURES["sampled"]], gain or [],
+                      sample_eval_output, output_format, per_query, output, not no_summary)
+        return
+    if gain or sample_eval_output:
+        raise EvaluationError("-G and --sample-eval are for sampled qrels (five columns: query_id "
+                              "iter doc_id stratum relevance); give such a file, or -R sampled")
     if complete and shared_topics:
         raise EvaluationError("-c and --shared-topics contradict each other; pick one")
     policy = "zero" if complete else "skip" if shared_topics else "error"
@@ -174,6 +208,23 @@ def eval_command(
         print_notes(_name_runs(result, runs, reading, same_names))
     _write(result, output_format, per_query, output, summary=not no_summary)
     print_warnings(getattr(result, "warnings", []) + _missing_topic_warnings(result))
+
+
+def _eval_sampled(qrels: str, runs: list[str], measures: list[str], gains: list[str],
+                  script_output: bool, output_format: OutputFormat, per_query: bool,
+                  output: Path | None, summary: bool) -> None:
+    """Sampled qrels: inferred measures in trec_eval's layout, or the script's own text."""
+    from pooling.evaluation.sampled import evaluate_sampled, sample_eval_text
+
+    if script_output:
+        if output_format is not OutputFormat.trec:
+            raise EvaluationError("--sample-eval prints the script's text; drop --format")
+        text = "".join(sample_eval_text(qrels, run, per_query=per_query, gains=gains)
+                       for run in runs)
+        _emit(text.encode(), output)
+        return
+    _write(evaluate_sampled(qrels, runs, measures, gains=gains), output_format, per_query, output,
+           summary=summary)
 
 
 def _write(result, output_format: OutputFormat, per_query: bool, output: Path | None,

@@ -1,7 +1,6 @@
 """`pooling evaluate`: score stored runs against a stored qrels version (results are cached)."""
 
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -9,6 +8,14 @@ from rich.table import Table
 
 from pooling.cli.app import app, state
 from pooling.cli.engine_options import EngineArg, EngineOpt, RayAddress
+from pooling.cli.leaderboard_options import (
+    LevelOpt,
+    OutputOpt,
+    QrelsOpt,
+    SharedOpt,
+    ZeroOpt,
+    missing_topics,
+)
 from pooling.cli.store_cmds import StoreArg
 from pooling.errors import PoolingError
 from pooling.terminal.console import Console, set_wide_note
@@ -22,19 +29,19 @@ out = Console()
 @app.command("evaluate")
 def evaluate_cmd(
     store: StoreArg,
-    qrels: Annotated[str | None, typer.Option("--qrels", help="Qrels version (default: the store's default, see `pooling qrels default`).")] = None,
+    qrels: QrelsOpt = None,
     run: Annotated[list[str], typer.Option("--run", help="Run to score (repeatable; default all).")] = [],  # noqa: B006
     measure: Annotated[list[str], typer.Option("-m", "--measure", help="Measure (trec_eval or ir_measures name; repeatable).")] = [],  # noqa: B006
-    zero: Annotated[bool, typer.Option("-c", help="Missing topics score zero (the default here).")] = False,
-    shared_topics: Annotated[bool, typer.Option("--shared-topics", help="Only topics the run shares with the qrels.")] = False,
-    relevance_level: Annotated[int, typer.Option("-l", help="Lowest grade that counts as relevant.")] = 1,
+    zero: ZeroOpt = False,
+    shared_topics: SharedOpt = False,
+    relevance_level: LevelOpt = 1,
     max_docs: Annotated[int | None, typer.Option("-M", help="Use only each topic's top M documents.")] = None,
     collection_size: Annotated[int | None, typer.Option(
         "-N", "--collection-size", help="Documents in the collection, for Fallout@k, set_fallout "
         "and utility's d (default: the documents in the store).", show_default=False)] = None,
     topics: Annotated[str | None, typer.Option(help="Topic list (a,b,c) or a stored subset's name.")] = None,
     format: Annotated[str, typer.Option(help="table, csv, json or parquet.")] = "table",
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="File (default: stdout).")] = None,
+    output: OutputOpt = None,
     engine: EngineArg = EngineOpt.local,
     ray_address: RayAddress = None,
     partitions: Annotated[str | None, typer.Option(
@@ -52,12 +59,11 @@ def evaluate_cmd(
     from pooling.store.evaluate import evaluate_store
     from pooling.terminal.progress import terminal_progress
 
-    if zero and shared_topics:
-        raise PoolingError("-c and --shared-topics are two different topic policies; pick one")
+    policy = missing_topics(zero, shared_topics)
     with Store(store) as s, without_pandas(), terminal_progress() as bar:
         result = evaluate_store(
             s, qrels=qrels, runs=run or None, measures=measure or ["official"],
-            missing_topics="skip" if shared_topics else "zero",
+            missing_topics=policy,
             relevance_level=relevance_level, max_docs=max_docs, topics=topics,
             collection_size=collection_size,
             engine=engine.value, ray_address=ray_address, partitions=partitions, progress=bar,

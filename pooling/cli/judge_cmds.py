@@ -9,7 +9,6 @@ from rich.table import Table
 
 from pooling.cli.app import app
 from pooling.cli.engine_options import EngineArg, EngineOpt, RayAddress
-from pooling.cli.judging_cmds import key_value_params
 from pooling.cli.store_cmds import StoreArg
 from pooling.errors import StoreError
 from pooling.terminal.console import Console
@@ -43,12 +42,13 @@ def judges_add(
     from pooling.judging.backends.prompt import read_prompt
     from pooling.judging.judges import add_judge
     from pooling.store import Store
+    from pooling.strategies.params import parse_key_values
 
     if prompt is not None:
         check_file(prompt)  # a directory, device or pipe: one plain sentence
     text = read_prompt(prompt) if prompt is not None else None
     with Store(store) as s:
-        judge = add_judge(s, name, backend, key_value_params(param or []), prompt=text)
+        judge = add_judge(s, name, backend, parse_key_values(param or [], StoreError), prompt=text)
     shown = f", prompt sha256 {judge.prompt_sha256[:12]}" if judge.prompt_sha256 else ""
     out.print(f"judge {judge.judge_id}: backend {judge.backend}"
               f"{', model ' + judge.model if judge.model else ''}{shown}", highlight=False)

@@ -30,17 +30,6 @@ app.add_typer(qrels_app, name="qrels")
 RoundOpt = Annotated[str, typer.Option("--round", help="The judging round's name.")]
 
 
-def key_value_params(items: list[str]) -> dict[str, str]:
-    """KEY=VALUE options (--param) as a dict; the judge and round commands both take them."""
-    out_params = {}
-    for item in items:
-        if "=" not in item:
-            raise StoreError(f"--param takes key=value, got {item!r}")
-        k, v = item.split("=", 1)
-        out_params[k.strip()] = v.strip()
-    return out_params
-
-
 @app.command()
 def pool(
     store: StoreArg,
@@ -70,9 +59,10 @@ def pool(
     from pooling.judging.rounds import create_round
     from pooling.store import Store
     from pooling.strategies import DEFAULT_STRATEGY
+    from pooling.strategies.params import parse_key_values
 
     strategy = strategy or DEFAULT_STRATEGY
-    strategy_params = key_value_params(param)
+    strategy_params = parse_key_values(param, StoreError)
     if depth is not None and strategy == "depth":
         strategy_params["depth"] = str(depth)
     if judge:
@@ -448,6 +438,7 @@ def agreement(
 
 
 def _round_agreement(store: Path, round: str, threshold: int, format: str) -> None:
+    from pooling.agreement.report import PAIR_STATISTICS
     from pooling.judging.rules import round_agreement
     from pooling.store import Store
 
@@ -457,10 +448,10 @@ def _round_agreement(store: Path, round: str, threshold: int, format: str) -> No
         report = round_agreement(s, round, threshold=threshold)
     out.print(f"round {round}: {report.n_shared} pair(s) judged by two or more assessors, "
               f"{report.n_single} by one", highlight=False)
-    table = Table("assessors", "pairs", "kappa", "kappa (linear)", "kappa (quadratic)", "overlap")
+    table = Table("assessors", "pairs", *(term for _, term, _ in PAIR_STATISTICS))
     for p in report.pairs:
-        table.add_row(f"{p.assessor_a} / {p.assessor_b}", str(p.n), f"{p.kappa:.3f}",
-                      f"{p.kappa_linear:.3f}", f"{p.kappa_quadratic:.3f}", f"{p.overlap:.3f}")
+        table.add_row(f"{p.assessor_a} / {p.assessor_b}", str(p.n),
+                      *(f"{getattr(p, field):.3f}" for field, _, _ in PAIR_STATISTICS))
     out.print(table)
     out.print(f"Fleiss' kappa {report.fleiss_kappa:.3f} · Krippendorff's alpha nominal "
               f"{report.alpha_nominal:.3f}, ordinal {report.alpha_ordinal:.3f} · overlap "
@@ -469,10 +460,11 @@ def _round_agreement(store: Path, round: str, threshold: int, format: str) -> No
 
 def _print_label_agreement(result) -> None:
     """The table form of a `LabelAgreement`: pairs, confusion matrix, statistics, leaderboard."""
+    from pooling.agreement.statistics import statistic_values, term
     from pooling.leaderboard.render import fmt
 
-    def num(value: float) -> str:
-        return "n/a" if value != value else f"{value:.3f}"  # nan: undefined
+    def num(value: float, digits: int = 3) -> str:
+        return "n/a" if value != value else f"{value:.{digits}f}"  # nan: undefined
 
     c, a, b = result.labels, result.a, result.b
     out.print(f"B = {b} against A = {a}: {c.n_shared:,} pair(s) graded by both, {c.only_a:,} "
@@ -488,19 +480,19 @@ def _print_label_agreement(result) -> None:
         for g, row in zip(c.grades, c.confusion.tolist(), strict=True):
             matrix.add_row(str(g), *(f"{n:,}" for n in row))
         out.print(matrix)
+    values = statistic_values(c)
+
+    def terms(section: str) -> str:
+        return ", ".join(f"{term(stat, c)} {num(value, stat.digits)}"
+                         for stat, value in values if stat.section == section)
+
     s, p = c.scores, c.probability
-    out.print(f"Cohen's kappa {num(c.kappa)}, linear {num(c.kappa_linear)}, quadratic "
-              f"{num(c.kappa_quadratic)}, binary at grade >= {c.threshold} "
-              f"{num(c.kappa_binary)} · Krippendorff's alpha nominal "
-              f"{num(c.alpha_nominal)}, ordinal {num(c.alpha_ordinal)}, interval "
-              f"{num(c.alpha_interval)}", highlight=False)
-    out.print(f"relevant at grade >= {c.threshold}: precision {num(s.precision)}, recall "
-              f"{num(s.recall)}, F1 {num(s.f1)}, accuracy {num(s.accuracy)}, fallout "
-              f"{num(s.fallout)} (TP {s.tp:,}, FP {s.fp:,}, FN {s.fn:,}, TN {s.tn:,})",
-              highlight=False)
+    out.print(f"{terms('kappa')} · {terms('alpha')}", highlight=False)
+    out.print(f"relevant at grade >= {c.threshold}: {terms('classification')} (TP {s.tp:,}, "
+              f"FP {s.fp:,}, FN {s.fn:,}, TN {s.tn:,})", highlight=False)
     if p is not None:
-        out.print(f"B's probabilities on {p.n:,} pair(s): ROC-AUC {num(p.roc_auc)}, PR-AUC "
-                  f"{num(p.pr_auc)}, log loss {num(p.log_loss)}", highlight=False)
+        out.print(f"B's probabilities on {p.n:,} pair(s): {terms('probability')}",
+                  highlight=False)
     sys_ = result.systems
     if sys_ is None:
         why = "no stored run to rank" if c.n_compared else "no pair graded by both to score runs on"
@@ -520,10 +512,7 @@ def _print_label_agreement(result) -> None:
             out.print(moved)
         else:
             out.print("no run changes rank", highlight=False)
-    shown = [c.kappa, c.kappa_linear, c.kappa_quadratic, c.kappa_binary, c.alpha_nominal,
-             c.alpha_ordinal,
-             c.alpha_interval, s.precision, s.recall, s.f1, s.accuracy, s.fallout]
-    shown += [p.roc_auc, p.pr_auc, p.log_loss] if p is not None else []
+    shown = [value for _, value in values]
     shown += [sys_.kendall_tau, sys_.tau_ap_a, sys_.spearman_rho] if sys_ is not None else []
     if any(v != v for v in shown):  # nan
         out.print("(n/a: undefined here: no pair in common, or only one grade or one class "

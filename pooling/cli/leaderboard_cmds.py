@@ -8,6 +8,24 @@ import typer
 from rich.table import Table
 
 from pooling.cli.app import app
+from pooling.cli.leaderboard_options import (
+    BoardFormatOpt,
+    LevelOpt,
+    MeasurePerRunOpt,
+    MeasuresOpt,
+    MeasureToChooseByOpt,
+    OutputOpt,
+    QrelsOpt,
+    QrelsVersionsOpt,
+    RunsToIncludeOpt,
+    RunsToReportOpt,
+    SharedOpt,
+    TableFormatOpt,
+    TopicsOpt,
+    ZeroOpt,
+    measures_or_default,
+    scoring,
+)
 from pooling.cli.store_cmds import StoreArg
 from pooling.errors import PoolingError
 from pooling.terminal.console import Console, set_narrower, set_wide_note
@@ -20,27 +38,6 @@ AS_TABLE = "`--format md` or `--format csv` prints it as a table"
 topics_app = typer.Typer(help="Named topic subsets (e.g. old and new topics), usable as --topics.",
                          no_args_is_help=True)
 app.add_typer(topics_app, name="topics")
-
-QrelsOpt = Annotated[str | None, typer.Option(
-    "--qrels", help="Qrels version (default: the store's default, see `pooling qrels default`).")]
-MeasuresOpt = Annotated[list[str], typer.Option(
-    "-m", "--measure", help="Measure, trec_eval or ir_measures name (repeatable; default "
-    "map, P_10, ndcg_cut_10).")]
-TopicsOpt = Annotated[str | None, typer.Option(
-    help="Topics: ids and ranges (601-650,303) or a stored subset's name.")]
-ZeroOpt = Annotated[bool, typer.Option("-c", help="Topics a run lacks score zero (the default).")]
-SharedOpt = Annotated[bool, typer.Option(
-    "--shared-topics", help="Only the topics each run shares with the qrels.")]
-LevelOpt = Annotated[int, typer.Option("-l", help="Lowest grade that counts as relevant.")]
-OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="File (default: stdout).")]
-TableFormatOpt = Annotated[str, typer.Option(help="table, md, csv or latex.")]
-
-
-def _policy(zero: bool, shared_topics: bool) -> str:
-    if zero and shared_topics:
-        raise PoolingError("-c and --shared-topics are two different topic policies; pick one")
-    return "skip" if shared_topics else "zero"
-
 
 def _say_qrels(version: str) -> None:
     """Name the qrels version used on stderr, so data on stdout stays clean."""
@@ -94,14 +91,14 @@ def leaderboard_command(
     shared_topics: SharedOpt = False,
     relevance_level: LevelOpt = 1,
     max_docs: Annotated[int | None, typer.Option("-M", help="Use only each topic's top M documents.")] = None,
-    run: Annotated[list[str], typer.Option("--run", help="Run to include (repeatable; default all).")] = [],  # noqa: B006
+    run: RunsToIncludeOpt = [],  # noqa: B006
     permutations: Annotated[int | None, typer.Option(help="Permutations of the randomization/Tukey test (default: enough for the pairs and alpha).")] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the intervals.")] = 10_000,
     seed: Annotated[int, typer.Option(help="Seed of the randomization test and the bootstrap.")] = 0,
     min_judged: Annotated[float, typer.Option(help="Flag runs whose Judged@10 is below this.")] = 0.9,
     pool_depth: Annotated[int | None, typer.Option(help="html: depth of the re-pool for the pool-bias chart.")] = 10,
     pairs: Annotated[bool, typer.Option("--pairs", help="Also print every pairwise test.")] = False,
-    format: Annotated[str, typer.Option(help="table, md, csv, latex or html.")] = "table",
+    format: BoardFormatOpt = "table",
     output: OutputOpt = None,
 ) -> None:
     """Rank stored runs with confidence intervals, Judged@10 and significance groups.
@@ -124,9 +121,9 @@ def leaderboard_command(
     from pooling.terminal.progress import terminal_progress
 
     options = dict(
-        qrels=qrels, measures=measure or ["map", "P_10", "ndcg_cut_10"], primary=primary,
-        test=test, correction=correction, alpha=alpha, topics=topics,
-        missing_topics=_policy(zero, shared_topics), relevance_level=relevance_level,
+        qrels=qrels, measures=measures_or_default(measure), primary=primary, test=test,
+        correction=correction, alpha=alpha,
+        **scoring(topics, zero, shared_topics, relevance_level),
         max_docs=max_docs, runs=run or None, permutations=permutations, resamples=resamples,
         seed=seed, min_judged=min_judged,
     )
@@ -170,7 +167,7 @@ def leaderboard_command(
 def compare_command(
     store: StoreArg,
     measure: MeasuresOpt = [],  # noqa: B006
-    qrels: Annotated[list[str], typer.Option("--qrels", help="Qrels version (repeatable).")] = [],  # noqa: B006
+    qrels: QrelsVersionsOpt = [],  # noqa: B006
     depth: Annotated[list[int], typer.Option("--depth", help="Cut the qrels to a depth-k re-pool of the pooled runs (repeatable).")] = [],  # noqa: B006
     round: Annotated[list[str], typer.Option("--round", help="Cut the qrels to a judging round's pool (repeatable).")] = [],  # noqa: B006
     topics: TopicsOpt = None,
@@ -191,9 +188,8 @@ def compare_command(
 
     specs = board_specs(measure or ["map"], qrels or None, depth or None, round or None)
     with Store(store) as s:
-        result = compare_leaderboards(s, specs, topics=topics,
-                                      missing_topics=_policy(zero, shared_topics),
-                                      relevance_level=relevance_level)
+        result = compare_leaderboards(s, specs, **scoring(topics, zero, shared_topics,
+                                                          relevance_level))
         used = ", ".join(qrels) if qrels else s.resolve_qrels(None)
     _say_qrels(used)
     _render(result.pairs, format, output, "rank correlations between leaderboards")
@@ -202,7 +198,7 @@ def compare_command(
 @app.command("topic-report")
 def topic_report_command(
     store: StoreArg,
-    run: Annotated[list[str], typer.Option("--run", help="Run to report (repeatable; default all).")] = [],  # noqa: B006
+    run: RunsToReportOpt = [],  # noqa: B006
     measure: MeasuresOpt = [],  # noqa: B006
     qrels: QrelsOpt = None,
     topics: TopicsOpt = None,
@@ -218,10 +214,9 @@ def topic_report_command(
 
     with Store(store) as s:
         qrels = s.resolve_qrels(qrels)
-        table = topic_report(s, qrels=qrels, measures=measure or ["map", "P_10", "ndcg_cut_10"],
-                             runs=run or None, topics=topics,
-                             missing_topics=_policy(zero, shared_topics),
-                             relevance_level=relevance_level)
+        table = topic_report(s, qrels=qrels, measures=measures_or_default(measure),
+                             runs=run or None, **scoring(topics, zero, shared_topics,
+                                                         relevance_level))
     _say_qrels(qrels)
     _render(table, format, output)
 
@@ -230,7 +225,7 @@ def topic_report_command(
 def pool_bias_command(
     store: StoreArg,
     qrels: QrelsOpt = None,
-    measure: Annotated[str, typer.Option("-m", "--measure", help="One measure value per run.")] = "map",
+    measure: MeasurePerRunOpt = "map",
     depth: Annotated[int | None, typer.Option(help="Re-pool at this depth first (default: qrels as they are).")] = None,
     leave_out: Annotated[str, typer.Option(help="run (leave-one-run-out) or team (leave-one-group-out).")] = "run",
     runs: Annotated[str, typer.Option(help="Runs that built the pool: pooled, all, or a,b,c.")] = "pooled",
@@ -250,8 +245,8 @@ def pool_bias_command(
 
     with Store(store) as s:
         result = pool_bias(s, qrels=qrels, measure=measure, depth=depth, leave_out=leave_out,
-                           pooled=runs, topics=topics, missing_topics=_policy(zero, shared_topics),
-                           relevance_level=relevance_level, judged_depth=judged_depth)
+                           pooled=runs, **scoring(topics, zero, shared_topics, relevance_level),
+                           judged_depth=judged_depth)
     _say_qrels(result.qrels_version)
     where = f"depth-{depth} re-pool" if depth else "qrels as they are"
     title = (f"qrels {result.qrels_version}; leave one {leave_out} out, {where}: "
@@ -281,7 +276,7 @@ def pool_bias_command(
 def folds_command(
     store: StoreArg,
     family: Annotated[list[str], typer.Option("--family", help="Runs to choose from: names or patterns like 'fub03*' (repeatable; default all).")] = [],  # noqa: B006
-    measure: Annotated[str, typer.Option("-m", "--measure", help="Measure to choose by.")] = "map",
+    measure: MeasureToChooseByOpt = "map",
     k: Annotated[int, typer.Option("-k", help="Number of folds.")] = 5,
     seed: Annotated[int, typer.Option(help="Seed of the topic split.")] = 0,
     folds: Annotated[list[str], typer.Option("--folds", help="Stored topic subsets to use as the folds (repeatable).")] = [],  # noqa: B006

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any, Unpack
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +28,7 @@ from pooling.evaluation.inputs import (
     run_list,
     with_columns,
 )
+from pooling.evaluation.options import EvalInputs, EvalOptions
 from pooling.evaluation.qrels_index import QrelsIndex
 from pooling.evaluation.ranking import (
     Ranking,
@@ -56,50 +58,41 @@ def evaluate_qrels(
     qrels: QrelsInput,
     run_or_runs: RunInput | Sequence[RunInput],
     wanted: list[Measure],
-    *,
-    missing_topics: MissingTopics = "error",
-    relevance_level: int = 1,
-    max_docs: int | None = None,
-    topics: Iterable[str] | None = None,
-    judged_only: bool = False,
-    collection_size: int | None = None,
-    zscores: ZScores | None = None,
+    options: EvalOptions | None = None,
+    **inputs: Unpack[EvalInputs],
 ) -> Evaluation:
     """`evaluate` with trec_eval qrels and measures already parsed (and not checked against
     the qrels format: the judgment-group evaluation scores its measures group by group)."""
+    options = replace(options or EvalOptions(), **inputs)
     warnings: list[str] = []
     results = [
-        compute_ranking(ranking, wanted, relevance_level, missing_topics,
-                        collection_size=collection_size, zscores=zscores)
-        for ranking in rank_runs(qrels, run_or_runs, missing_topics=missing_topics,
-                                 max_docs=max_docs, topics=topics, judged_only=judged_only,
-                                 warnings=warnings)
+        compute_ranking(ranking, wanted, options.relevance_level, options.missing_topics,
+                        collection_size=options.collection_size, zscores=options.zscores)
+        for ranking in rank_runs(qrels, run_or_runs, options, warnings=warnings)
     ]
     columns = results[0].columns if results else []
-    return Evaluation(results, wanted, missing_topics, relevance_level, max_docs, columns,
-                      warnings)
+    return Evaluation(results, wanted, options.missing_topics, options.relevance_level,
+                      options.max_docs, columns, warnings)
 
 
 def rank_runs(
     qrels: QrelsInput | QrelsIndex,
     run_or_runs: RunInput | Sequence[RunInput],
+    options: EvalOptions,
     *,
-    missing_topics: MissingTopics = "error",
-    max_docs: int | None = None,
-    topics: Iterable[str] | None = None,
-    judged_only: bool = False,
     warnings: list[str] | None = None,
 ) -> Iterator[Ranking]:
-    """Each run's ranking of its judged documents against the qrels, one run after another
-    (a run file is parsed while the one before it is ranked); notes on the inputs (a BOM)
-    join `warnings`."""
+    """Each run's ranking of its judged documents against the qrels, under the options' topic
+    policy, topics, -M and -J, one run after another (a run file is parsed while the one
+    before it is ranked); notes on the inputs (a BOM) join `warnings`."""
+    missing_topics, max_docs = options.missing_topics, options.max_docs
     runs = run_list(run_or_runs)
     warnings = [] if warnings is None else warnings
     in_c = [kernel.eligible(run) for run in runs]  # the others are parsed ahead by pyarrow
     with _Readers([None if c else run for run, c in zip(runs, in_c, strict=True)]) as readers:
         index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(
             qrels_table(qrels, warnings))
-        candidates = candidate_topics(index.topics, topics)
+        candidates = candidate_topics(index.topics, options.topics)
         for position, run in enumerate(runs):
             ranking = None
             if index.kernel_table is not None and (in_c[position] or isinstance(run, RunStream)):
@@ -108,7 +101,7 @@ def rank_runs(
                 reader = RunReader(run) if in_c[position] else readers.take(position)
                 ranking = _numpy_ranking(run, position, index, reader, candidates,
                                          missing_topics, max_docs, warnings)
-            yield keep_judged(ranking) if judged_only else ranking
+            yield keep_judged(ranking) if options.judged_only else ranking
 
 
 def _kernel_ranking(

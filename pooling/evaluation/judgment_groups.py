@@ -12,8 +12,9 @@ get_qrels_jg refuses the file).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Unpack
 
 import numpy as np
 import pyarrow as pa
@@ -29,8 +30,9 @@ from pooling.evaluation.inputs import (
     run_list,
     with_columns,
 )
+from pooling.evaluation.options import EvalInputs, EvalOptions
 from pooling.evaluation.results import Evaluation, NoTopicsError
-from pooling.evaluation.topics import MissingTopics, candidate_topics, plan_topics
+from pooling.evaluation.topics import candidate_topics, plan_topics
 from pooling.evaluation.trec_input import (
     TrecInputError,
     bom_lines,
@@ -38,7 +40,6 @@ from pooling.evaluation.trec_input import (
     parse_qrels,
     read_run,
 )
-from pooling.evaluation.zscores import ZScores
 from pooling.formats.source import display_name, read_bytes
 from pooling.measures import Kind, Measure
 
@@ -75,15 +76,13 @@ def evaluate_judgment_groups(
     qrels: QrelsInput,
     run_or_runs: RunInput | Sequence[RunInput],
     wanted: list[Measure],
-    *,
-    missing_topics: MissingTopics = "error",
-    relevance_level: int = 1,
-    max_docs: int | None = None,
-    topics: Iterable[str] | None = None,
-    judged_only: bool = False,
-    zscores: ZScores | None = None,
+    options: EvalOptions | None = None,
+    **inputs: Unpack[EvalInputs],
 ) -> Evaluation:
-    """Evaluate runs against qrels_jg judgments (a path, or a table with JG_COLUMNS)."""
+    """Evaluate runs against qrels_jg judgments (a path, or a table with JG_COLUMNS).
+
+    The options are `evaluate`'s; the collection size (-N) does not apply here."""
+    options = replace(options or EvalOptions(), **inputs)
     warnings: list[str] = []
     if isinstance(qrels, (str, os.PathLike)):
         table = read_qrels_jg(qrels, warnings)
@@ -91,7 +90,7 @@ def evaluate_judgment_groups(
         table = with_columns(as_table(qrels), "qrels_jg", JG_COLUMNS, "")
         _refuse_duplicates(table, "qrels_jg table")
     qrels_topics = sorted(pc.unique(table["query_id"]).to_pylist())
-    candidates = candidate_topics(qrels_topics, topics)
+    candidates = candidate_topics(qrels_topics, options.topics)
     groups = sorted(pc.unique(table["jg"]).to_pylist())  # strcmp order: trec_eval's sort
     by_group = {g: table.filter(pc.equal(table["jg"], g)) for g in groups}
     scored = [m for m in wanted if m.spec.kind not in (Kind.RUNID, Kind.NUM_Q)]
@@ -101,20 +100,20 @@ def evaluate_judgment_groups(
         if parsed.bom_lines:
             warnings.append(bom_warning(parsed.source, parsed.bom_lines))
         covered = np.isin(qrels_topics, pc.unique(parsed.table["query_id"]).to_pylist())
-        plan = plan_topics(candidates, covered, qrels_topics, missing_topics, parsed.source)
+        plan = plan_topics(candidates, covered, qrels_topics, options.missing_topics,
+                           parsed.source)
         if len(plan.topics) == 0:
             raise NoTopicsError(f"run {parsed.source} shares no topic with the qrels; check "
                                 "the query_ids")
         evaluated = [qrels_topics[i] for i in plan.topics]
-        values = _averaged_over_groups(by_group, evaluated, parsed, scored, relevance_level,
-                                       max_docs, judged_only)
+        values = _averaged_over_groups(by_group, evaluated, parsed, scored, options)
         matrices = [(m, m.columns, values.get(id(m), np.empty((len(evaluated), 0))))
                     for m in wanted]
         results.append(assemble_run(parsed.run_id, evaluated, plan.missing, matrices,
-                                    zscores=zscores))
+                                    zscores=options.zscores))
     columns = results[0].columns if results else []
-    return Evaluation(results, wanted, missing_topics, relevance_level, max_docs, columns,
-                      warnings)
+    return Evaluation(results, wanted, options.missing_topics, options.relevance_level,
+                      options.max_docs, columns, warnings)
 
 
 def _averaged_over_groups(
@@ -122,23 +121,22 @@ def _averaged_over_groups(
     evaluated: list[str],
     run: Any,
     measures: list[Measure],
-    level: int,
-    max_docs: int | None,
-    judged_only: bool,
+    options: EvalOptions,
 ) -> dict[int, np.ndarray]:
     """Each measure's T x columns values, averaged over each topic's judgment groups."""
     position = {q: t for t, q in enumerate(evaluated)}
     sums = {id(m): np.zeros((len(evaluated), len(m.columns))) for m in measures}
     count = np.zeros(len(evaluated), np.int64)
     wanted = pa.array(evaluated, pa.string())
+    # Topics a run lacks were planned above: here they are scored on trec_eval's dummy.
+    per_group = EvalOptions(missing_topics="zero", relevance_level=options.relevance_level,
+                            max_docs=options.max_docs, judged_only=options.judged_only)
     for sub in by_group.values():
         sub = sub.filter(pc.is_in(sub["query_id"], value_set=wanted))
         if not sub.num_rows or not measures:
             continue
-        # Topics a run lacks were planned above: here they are scored on trec_eval's dummy.
         result = evaluate_qrels(sub.select(["query_id", "doc_id", "relevance"]), [run],
-                                measures, missing_topics="zero", relevance_level=level,
-                                max_docs=max_docs, judged_only=judged_only).runs[0]
+                                measures, per_group).runs[0]
         rows = np.array([position[q] for q in result.query_ids], np.int64)
         count[rows] += 1
         for m in measures:

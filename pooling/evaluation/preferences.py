@@ -17,8 +17,9 @@ the qrels measures'), then cut at -M. The measures are in `pooling.measures.pref
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Unpack
 
 import numpy as np
 import pyarrow as pa
@@ -34,9 +35,10 @@ from pooling.evaluation.inputs import (
     run_list,
     with_columns,
 )
+from pooling.evaluation.options import EvalInputs, EvalOptions
 from pooling.evaluation.ranking import DuplicateDocsError
 from pooling.evaluation.results import Evaluation, NoTopicsError
-from pooling.evaluation.topics import MissingTopics, candidate_topics, plan_topics
+from pooling.evaluation.topics import candidate_topics, plan_topics
 from pooling.evaluation.trec_input import (
     QRELS_LINE,
     TrecRun,
@@ -46,7 +48,6 @@ from pooling.evaluation.trec_input import (
     qrels_fields,
     read_run,
 )
-from pooling.evaluation.zscores import ZScores
 from pooling.formats.source import display_name, read_bytes
 from pooling.measures import Kind, Measure
 from pooling.measures.preferences import GroupCounts, PrefsContext, TopicPrefs
@@ -106,15 +107,18 @@ def evaluate_prefs(
     qrels: QrelsInput,
     run_or_runs: RunInput | Sequence[RunInput],
     wanted: list[Measure],
+    options: EvalOptions | None = None,
     *,
     rel_format: str = "prefs",
-    missing_topics: MissingTopics = "error",
-    max_docs: int | None = None,
-    topics: Iterable[str] | None = None,
-    zscores: ZScores | None = None,
+    **inputs: Unpack[EvalInputs],
 ) -> Evaluation:
     """Evaluate runs against preferences: a prefs (or, rel_format "qrels_prefs", a qrels)
-    file, or a table of PREFS_COLUMNS."""
+    file, or a table of PREFS_COLUMNS.
+
+    The options are `evaluate`'s; of them, preferences use the missing-topics policy, -M,
+    the topics and -Z (a preference has no relevance level: the result says 1)."""
+    options = replace(options or EvalOptions(), **inputs)
+    max_docs = options.max_docs
     warnings: list[str] = []
     if isinstance(qrels, (str, os.PathLike)):
         reader = read_qrels_prefs if rel_format == "qrels_prefs" else read_prefs
@@ -123,7 +127,7 @@ def evaluate_prefs(
         table = with_columns(as_table(qrels), "prefs", PREFS_COLUMNS, "")
     by_topic = _by_topic(table)
     qrels_topics = sorted(by_topic)
-    candidates = candidate_topics(qrels_topics, topics)
+    candidates = candidate_topics(qrels_topics, options.topics)
     results = []
     for position, run in enumerate(run_list(run_or_runs)):
         parsed = read_run(run) if isinstance(run, (str, os.PathLike)) else run_at(run, position)
@@ -131,7 +135,8 @@ def evaluate_prefs(
             warnings.append(bom_warning(parsed.source, parsed.bom_lines))
         ranked = _rankings(parsed, max_docs)
         covered = np.array([q in ranked for q in qrels_topics], bool)
-        plan = plan_topics(candidates, covered, qrels_topics, missing_topics, parsed.source)
+        plan = plan_topics(candidates, covered, qrels_topics, options.missing_topics,
+                           parsed.source)
         if len(plan.topics) == 0:
             raise NoTopicsError(f"run {parsed.source} shares no topic with the preferences; "
                                 "check the query_ids")
@@ -145,9 +150,9 @@ def evaluate_prefs(
             else:
                 values.append((m, m.columns, m.spec.compute(ctx, m)[:, None]))
         results.append(assemble_run(parsed.run_id, evaluated, plan.missing, values,
-                                    zscores=zscores))
+                                    zscores=options.zscores))
     columns = results[0].columns if results else []
-    return Evaluation(results, wanted, missing_topics, 1, max_docs, columns, warnings)
+    return Evaluation(results, wanted, options.missing_topics, 1, max_docs, columns, warnings)
 
 
 def _by_topic(table: pa.Table) -> dict[str, tuple[list[str], list[str], list[str], np.ndarray]]:

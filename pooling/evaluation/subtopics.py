@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import Unpack
 
 import numpy as np
 import pyarrow as pa
@@ -19,11 +20,11 @@ import pyarrow.compute as pc
 
 from pooling.errors import EvaluationError
 from pooling.evaluation.engine import assemble_run, compute_ranking, rank_runs
-from pooling.evaluation.inputs import QrelsInput, RunInput, as_table, check_settings, measure_list
+from pooling.evaluation.inputs import QrelsInput, RunInput, as_table, measure_list
+from pooling.evaluation.options import EvalInputs, EvalOptions
 from pooling.evaluation.qrels_index import QrelsIndex
 from pooling.evaluation.ranking import Ranking
 from pooling.evaluation.results import Evaluation, RunEvaluation
-from pooling.evaluation.topics import MissingTopics
 from pooling.evaluation.zscores import ZScores
 from pooling.formats.subtopic_qrels import read_subtopic_qrels, subtopic_qrels_table
 from pooling.measures import Measure
@@ -34,38 +35,27 @@ def evaluate_diversity(
     qrels: QrelsInput,
     run_or_runs: RunInput | Sequence[RunInput],
     measures: str | Iterable[str | Measure] = ("ndeval",),
-    *,
-    missing_topics: MissingTopics = "error",
-    relevance_level: int = 1,
-    max_docs: int | None = None,
-    topics: Iterable[str] | None = None,
+    options: EvalOptions | None = None,
+    **inputs: Unpack[EvalInputs],
 ) -> pa.Table:
     """Per-topic values of diversity measures (and plain ones, on the derived plain qrels):
     run_id, query_id, measure, value. `qrels` is a subtopic qrels file (ndeval's `query_id
     subtopic doc_id relevance`) or a table with those columns; measures default to ndeval's
-    full set. missing_topics as in `evaluate` ("skip" averages as ndeval does, "zero" as
-    ndeval -c). The means: `evaluate(..., rel_format="subtopics").means`.
+    full set. The options are `evaluate`'s: missing_topics "skip" averages as ndeval does,
+    "zero" as ndeval -c. The means: `evaluate(..., rel_format="subtopics").means`.
     """
-    check_settings(relevance_level, max_docs)
-    return evaluate_subtopics(qrels, run_or_runs, measure_list(measures),
-                              missing_topics=missing_topics, relevance_level=relevance_level,
-                              max_docs=max_docs, topics=topics).per_query
+    options = replace(options or EvalOptions(), **inputs)
+    options.check()
+    return evaluate_subtopics(qrels, run_or_runs, measure_list(measures), options).per_query
 
 
 def evaluate_subtopics(
     qrels: QrelsInput,
     run_or_runs: RunInput | Sequence[RunInput],
     wanted: list[Measure],
-    *,
-    missing_topics: MissingTopics = "error",
-    relevance_level: int = 1,
-    max_docs: int | None = None,
-    topics: Iterable[str] | None = None,
-    judged_only: bool = False,
-    collection_size: int | None = None,
-    zscores: ZScores | None = None,
+    options: EvalOptions,
 ) -> Evaluation:
-    """`evaluate` with subtopic qrels (-R subtopics) and measures already parsed."""
+    """`evaluate` with subtopic qrels (-R subtopics), measures already parsed."""
     table = subtopic_table(qrels)
     judgments = SubtopicJudgments(table)
     index = QrelsIndex(judgments.docs)
@@ -74,23 +64,23 @@ def evaluate_subtopics(
         warnings.append("every judgment of the subtopic qrels names the same subtopic: if it "
                         "is a plain qrels file (query_id iter doc_id relevance), the diversity "
                         "measures see one subtopic per topic")
+    plain = [m for m in wanted if m.spec.rel_info != "subtopics"]
+    intent = [m for m in wanted if m.spec.rel_info == "subtopics"]
+    level = options.relevance_level
     results = []
-    for ranking in rank_runs(index, run_or_runs, missing_topics=missing_topics,
-                             max_docs=max_docs, topics=topics, judged_only=judged_only,
-                             warnings=warnings):
-        plain = [m for m in wanted if m.spec.rel_info != "subtopics"]
-        intent = [m for m in wanted if m.spec.rel_info == "subtopics"]
+    for ranking in rank_runs(index, run_or_runs, options, warnings=warnings):
         parts = []
         if plain:
-            parts.append(compute_ranking(judgments.plain_ranking(ranking), plain,
-                                         relevance_level, missing_topics,
-                                         collection_size=collection_size, zscores=zscores))
+            parts.append(compute_ranking(judgments.plain_ranking(ranking), plain, level,
+                                         options.missing_topics,
+                                         collection_size=options.collection_size,
+                                         zscores=options.zscores))
         if intent:
-            parts.append(_intent_values(judgments, ranking, intent, relevance_level, zscores))
+            parts.append(_intent_values(judgments, ranking, intent, level, options.zscores))
         results.append(_joined(parts))
     columns = results[0].columns if results else []
-    return Evaluation(results, wanted, missing_topics, relevance_level, max_docs, columns,
-                      warnings)
+    return Evaluation(results, wanted, options.missing_topics, level, options.max_docs,
+                      columns, warnings)
 
 
 def subtopic_table(qrels: QrelsInput) -> pa.Table:

@@ -114,26 +114,55 @@ def effective_judgments(
         f"FROM judgments {where} ORDER BY seq",
         [value for _, value in used],
     ).fetchall()
-    stacks: dict[tuple, list[tuple[int, int, Any]]] = {}
+    events: dict[tuple, list[tuple[str, tuple[int, int, Any]]]] = {}
     for r, a, q, d, kind, grade, seq, at in rows:
-        stack = stacks.setdefault((r, a, q, d), [])
-        if kind == "judge":
-            stack.append((grade, seq, at))
-        elif stack:
-            stack.pop()
+        events.setdefault((r, a, q, d), []).append((kind, (grade, seq, at)))
     out: dict[str, list[Any]] = {k: [] for k in
                                  ("round_id", "assessor_id", "query_id", "doc_id", "grade", "seq",
                                   "judged_at")}
-    for (r, a, q, d), stack in stacks.items():
-        if stack:
-            grade, seq, at = stack[-1]
-            for key, value in zip(out, (r, a, q, d, grade, seq, at), strict=True):
+    for (r, a, q, d), pair_events in events.items():
+        left = replay(pair_events)
+        if left is not None:
+            for key, value in zip(out, (r, a, q, d, *left), strict=True):
                 out[key].append(value)
     return pa.table(out, schema=pa.schema([
         ("round_id", pa.string()), ("assessor_id", pa.string()), ("query_id", pa.string()),
         ("doc_id", pa.string()), ("grade", pa.int64()), ("seq", pa.int64()),
         ("judged_at", pa.timestamp("us")),
     ]))
+
+
+# `replay` set-wise, for counting: each person's history of a pair is a stack (a judgment
+# pushes, a retract takes the latest back and with nothing to take back does nothing). Its
+# final depth is the running sum of +1/-1 minus the lowest point that sum reached below zero
+# (a walk reflected at zero), so a pair is judged now when that is above zero. Parameter: a
+# round_id, or NULL for every round.
+_JUDGED_PER_TOPIC = """
+    WITH steps AS (
+        SELECT round_id, assessor_id, query_id, doc_id,
+               CASE WHEN kind = 'judge' THEN 1 ELSE -1 END AS step,
+               sum(CASE WHEN kind = 'judge' THEN 1 ELSE -1 END) OVER (
+                   PARTITION BY round_id, assessor_id, query_id, doc_id ORDER BY seq
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS height
+        FROM judgments
+        WHERE (?::VARCHAR IS NULL OR round_id = ?)
+          AND assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE kind = 'model')
+    ), judged_now AS (
+        SELECT round_id, query_id, doc_id FROM steps
+        GROUP BY round_id, assessor_id, query_id, doc_id
+        HAVING sum(step) - least(0, min(height)) > 0
+    )
+    SELECT round_id, query_id, count(DISTINCT doc_id) FROM judged_now
+    GROUP BY round_id, query_id
+"""
+
+
+def judged_per_topic(store: Store, round_id: str | None = None) -> dict[tuple[str, str], int]:
+    """{(round_id, query_id): documents with a current judgment by a person} for one round or
+    all: the count `effective_judgments` gives, computed in SQL without replaying histories in
+    Python (the organisers' progress asks for it every few seconds while a crowd judges)."""
+    rows = store.sql("judged per topic", _JUDGED_PER_TOPIC, [round_id, round_id]).fetchall()
+    return {(r, q): n for r, q, n in rows}
 
 
 def find_judge(store: Store, name: str) -> tuple[str, dict[str, Any]]:

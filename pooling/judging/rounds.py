@@ -22,6 +22,7 @@ from pooling.judging.strategy_inputs import strategy_inputs, triage_topics
 from pooling.store.core import Store, utcnow
 from pooling.strategies import Strategy, TopicRuns, get_strategy, rankings_by_topic, topic_seed
 from pooling.strategies.options import split_budget, with_options
+from pooling.strategies.params import whole_number
 
 DEFAULT_GRADES = (0, 1, 2)
 
@@ -120,11 +121,9 @@ MAX_COUNT = 10_000_000  # the largest depth, budget or floor a round takes
 
 
 def _whole(value: Any) -> Any:
-    """A strategy parameter given as text ("10") as a number, for the range check."""
-    try:
-        return int(value) if isinstance(value, str) else value
-    except ValueError:
-        return value
+    """A strategy parameter given as text ("10", "10.0") as a number, for the range check."""
+    number = whole_number(value) if isinstance(value, str) else None
+    return value if number is None else number
 
 
 def create_round(

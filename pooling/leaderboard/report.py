@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from pooling.agreement.statistics import label, statistic_values
 from pooling.leaderboard.board import Leaderboard
 from pooling.leaderboard.pool_bias import PoolBias
 from pooling.leaderboard.render import RANK_NOTE, caption, fmt
@@ -139,23 +140,10 @@ def agreement_section(agreement: LabelAgreement) -> str:
         parts.append(f'<p class="warning" id="agreement-pairs-note">{_e(note)}.</p>')
     if c.n_compared:
         parts.append(_figure(confusion_heatmap(agreement), "confusion"))
-    s, p = c.scores, c.probability
-    stats = [
-        ("Cohen's kappa (unweighted)", c.kappa), ("Cohen's kappa (linear)", c.kappa_linear),
-        ("Cohen's kappa (quadratic)", c.kappa_quadratic),
-        (f"Cohen's kappa (binary, grade ≥ {c.threshold})", c.kappa_binary),
-        ("Krippendorff's alpha (nominal)", c.alpha_nominal),
-        ("Krippendorff's alpha (ordinal)", c.alpha_ordinal),
-        ("Krippendorff's alpha (interval)", c.alpha_interval),
-        (f"precision at grade ≥ {c.threshold}", s.precision), ("recall", s.recall),
-        ("F1", s.f1), ("accuracy", s.accuracy), ("fallout", s.fallout),
-    ]
-    if p is not None:
-        stats += [(f"ROC-AUC ({p.n:,} pairs with a probability)", p.roc_auc),
-                  ("PR-AUC (average precision)", p.pr_auc), ("log loss", p.log_loss)]
+    s = c.scores
     parts.append('<table id="agreement-statistics">' + "".join(
-        f'<tr><td class="run">{_e(name)}</td><td>{fmt(value, 3)}</td></tr>'
-        for name, value in stats) + "</table>")
+        f'<tr><td class="run">{_e(label(stat, c))}</td><td>{fmt(value, stat.digits)}</td></tr>'
+        for stat, value in statistic_values(c)) + "</table>")
     parts.append(f'<p class="note">Relevant: grade ≥ {c.threshold} on both sides; '
                  f"TP {s.tp:,}, FP {s.fp:,}, FN {s.fn:,}, TN {s.tn:,}. Undefined values are "
                  "left blank.</p>")

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import PoolingError
+from pooling.strategies.params import Param, convert_params
 
 
 class StrategyError(PoolingError):
@@ -74,16 +75,6 @@ class QueueSelector:
         self._seen.add(doc_id)
 
 
-@dataclass(frozen=True)
-class Param:
-    """A declared strategy parameter: name, type, default and a one-line help text."""
-
-    name: str
-    type: type
-    default: Any
-    help: str
-
-
 # What a strategy may need beyond the pooled runs' rankings, by name.
 INPUTS = {
     "texts": "the documents' text (doc_id -> text)",
@@ -104,24 +95,8 @@ class Strategy:
     needs: ClassVar[tuple[str, ...]] = ()  # names in INPUTS
 
     def __init__(self, **options: Any):
-        known = {p.name: p for p in self.params}
-        unknown = sorted(set(options) - set(known))
-        if unknown:
-            raise StrategyError(
-                f"strategy {self.name!r} has no parameter(s) {', '.join(unknown)}; "
-                f"it takes: {', '.join(known) or 'none'}"
-            )
-        self.options = {p.name: p.default for p in self.params}
-        for key, value in options.items():
-            if value is None:
-                continue
-            try:
-                self.options[key] = known[key].type(value)
-            except (TypeError, ValueError) as exc:
-                raise StrategyError(
-                    f"parameter {key} of strategy {self.name!r} must be {known[key].type.__name__}, "
-                    f"got {value!r}"
-                ) from exc
+        self.options = convert_params(self.params, options, f"strategy {self.name!r}",
+                                      StrategyError)
         self.inputs: dict[str, Any] = {}
 
     @classmethod

@@ -14,6 +14,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import Response
 
+from pooling.agreement.report import PAIR_STATISTICS
 from pooling.errors import PoolingError
 from pooling.formats.csv_cells import safe_text_columns
 from pooling.judging.assessors import ROLES
@@ -71,7 +72,8 @@ async def round_page(request: Request) -> Response:
     detail = await gate(request).read(campaign.round_detail, request.path_params["round_id"])
     if detail is None:
         raise not_found()
-    return render(request, "organiser_round.html", {"detail": detail}, sess=sess)
+    return render(request, "organiser_round.html",
+                  {"detail": detail, "pair_statistics": PAIR_STATISTICS}, sess=sess)
 
 
 # -- operations --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ SQL, without replaying anyone's history in Python.
 
 from __future__ import annotations
 
+from pooling.judging.history import judged_per_topic
 from pooling.store.core import Store
 from pooling.web.campaign import RoundProgress, TopicProgress
 from pooling.web.topic_order import in_topic_order
@@ -28,31 +29,6 @@ _QUEUED = """
     GROUP BY round_id, query_id
 """
 
-# Documents with a current judgment by a person, per round and topic. Each person's history
-# of a pair is a stack: a judgment pushes, a retract takes the latest back (and with nothing
-# to take back does nothing). Such a stack's final depth is the running sum of +1/-1 minus
-# the lowest point that sum reached below zero (a walk reflected at zero), so a pair is judged
-# now when that is above zero; `pooling.judging.history.effective_judgments` replays the same.
-_JUDGED = """
-    WITH steps AS (
-        SELECT round_id, assessor_id, query_id, doc_id,
-               CASE WHEN kind = 'judge' THEN 1 ELSE -1 END AS step,
-               sum(CASE WHEN kind = 'judge' THEN 1 ELSE -1 END) OVER (
-                   PARTITION BY round_id, assessor_id, query_id, doc_id ORDER BY seq
-                   ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS height
-        FROM judgments
-        WHERE (?::VARCHAR IS NULL OR round_id = ?)
-          AND assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE kind = 'model')
-    ), judged_now AS (
-        SELECT round_id, query_id, doc_id FROM steps
-        GROUP BY round_id, assessor_id, query_id, doc_id
-        HAVING sum(step) - least(0, min(height)) > 0
-    )
-    SELECT round_id, query_id, count(DISTINCT doc_id) FROM judged_now
-    GROUP BY round_id, query_id
-"""
-
-
 def organiser_rounds(store: Store, round_id: str | None = None) -> list[RoundProgress]:
     """Every round (or the one named) with, per topic, the documents queued and how many
     have a current judgment by anyone; topics in natural order."""
@@ -61,7 +37,7 @@ def organiser_rounds(store: Store, round_id: str | None = None) -> list[RoundPro
     if not rounds:
         return []
     queued = {(r, q): n for r, q, n in store.sql("queued per topic", _QUEUED, both).fetchall()}
-    judged = {(r, q): n for r, q, n in store.sql("judged per topic", _JUDGED, both).fetchall()}
+    judged = judged_per_topic(store, round_id)
     titles = dict(store.sql("topic titles", "SELECT query_id, title FROM topics").fetchall())
     out = []
     for rid, adaptive, topics in rounds:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from pooling.errors import PoolingError
-from pooling.strategies.base import Param
+from pooling.strategies.params import Param, convert_params
 
 OK = "ok"
 FAILED = "failed"
@@ -120,42 +120,9 @@ class BackendSpec:
 
 def checked_params(spec: BackendSpec, given: Mapping[str, Any]) -> dict[str, Any]:
     """`given` converted to the declared types, with defaults for the rest; None means the
-    default. Unknown names and values that do not convert are refused with the allowed ones."""
-    declared = {p.name: p for p in spec.params}
-    unknown = sorted(set(given) - set(declared))
-    if unknown:
-        raise JudgeError(
-            f"judge backend {spec.name!r} has no parameter(s) {', '.join(unknown)}; "
-            f"it takes: {', '.join(declared) or 'none'}")
-    out = {p.name: p.default for p in spec.params}
-    for key, value in given.items():
-        if value is not None:
-            out[key] = _convert(spec.name, declared[key], value)
-    return out
-
-
-_TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
-
-
-def _convert(backend: str, param: Param, value: Any) -> Any:
-    wrong = JudgeError(f"parameter {param.name} of judge backend {backend!r} must be "
-                       f"{param.type.__name__}, got {value!r}")
-    if param.type is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
-        raise wrong
-    if isinstance(value, bool):
-        raise wrong
-    if param.type is int and isinstance(value, float):
-        if not value.is_integer():
-            raise wrong
-        return int(value)
-    try:
-        return param.type(value)
-    except (TypeError, ValueError) as exc:
-        raise wrong from exc
+    default. Unknown names and values that do not convert are refused with the allowed ones
+    (the rules are `pooling.strategies.params`', shared with the strategies)."""
+    return convert_params(spec.params, given, f"judge backend {spec.name!r}", JudgeError)
 
 
 def require(backend: str, name: str, value: Any, example: str) -> None:

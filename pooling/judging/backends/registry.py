@@ -11,7 +11,7 @@ from pooling.judging.backends.command import CommandBackend
 from pooling.judging.backends.learned import LearnedBackend
 from pooling.judging.backends.openai_chat import OpenAIChatBackend
 from pooling.judging.backends.prompt import DEFAULT_MAX_GRADE
-from pooling.strategies.base import Param
+from pooling.strategies.params import Param
 
 
 def _openai(prompt: str | None, training: pa.Table | None, **params: Any) -> Backend:
