@@ -394,6 +394,22 @@ def measures_command(
     from pooling.measures.catalog import measure_markdown, measure_table
 
     typer.echo(measure_markdown() if format == "md" else measure_table())
+    typer.echo(_sampled_measures(format))
+
+
+def _sampled_measures(format: str) -> str:
+    """The measures read from sampled qrels (`pooling eval` on a five-column file, `pooling
+    evaluate` on a sampled version): sample_eval.pl's and statAP."""
+    from pooling.measures.sampled_names import BASES, DESCRIPTIONS
+
+    head = ("On sampled qrels (query_id iter doc_id stratum relevance; docs/sampling.md), "
+            "instead: sample_eval (all of sample_eval.pl's), xinfAP = infAP, iP@k, "
+            "iprec@rec0.50 ...")
+    if format == "md":
+        rows = "".join(f"| {b} | {DESCRIPTIONS[b]} |\n" for b in BASES)
+        return f"\n{head}\n\n| measure | description |\n|---|---|\n{rows}"
+    width = max(len(b) for b in BASES) + 2
+    return f"\n{head}\n" + "".join(f"{b:<{width}}{DESCRIPTIONS[b]}\n" for b in BASES)
 
 
 @app.command("curve")

@@ -110,8 +110,9 @@ def _tidy(result) -> "pa.Table":
 
     from pooling.measures import Kind, parse_measures
 
-    summary_only = [c for m in parse_measures(result.measures) if m.spec.kind is Kind.GEO
-                    for c in m.columns]
+    sampled = bool(result.options.get("sampled"))  # inferred measures: every one per topic
+    summary_only = [] if sampled else [c for m in parse_measures(result.measures)
+                                       if m.spec.kind is Kind.GEO for c in m.columns]
     per_query = result.per_query.filter(
         pc.invert(pc.is_in(result.per_query["measure"], pa.array(summary_only, pa.string()))))
     means = result.means

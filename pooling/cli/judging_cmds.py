@@ -91,6 +91,41 @@ def pool(
         err.print(f"warning: {warning}", highlight=False)
 
 
+@app.command("plan-sample")
+def plan_sample_cmd(
+    store: StoreArg,
+    budget: Annotated[int | None, typer.Option(help="Judgments per topic (on average).")] = None,
+    total_budget: Annotated[int | None, typer.Option(help="Judgments in all.")] = None,
+    depth: Annotated[int, typer.Option(help="Documents per run in the pool sampled from.")] = 100,
+    runs: Annotated[str, typer.Option(help="'pooled', 'all' or a comma-separated list of run_ids.")] = "pooled",
+    topics: Annotated[str | None, typer.Option(help="Comma-separated query_ids (default: all).")] = None,
+) -> None:
+    """Propose strata and rates for sampled judging within a budget (docs/sampling.md).
+
+    The top ranks are judged whole (at most half the budget), the rest of the pool sampled at
+    a rate; prints each stratum's ranks, pooled documents, rate and expected judgments, and
+    the `pooling pool --strategy sample` line that carries the plan out.
+    """
+    from pooling.judging.sample_planning import plan_store_sample
+    from pooling.store import Store
+
+    with Store(store, read_only=True) as s:
+        plan = plan_store_sample(
+            s, budget=budget, total_budget=total_budget, depth=depth,
+            runs=runs if runs in ("pooled", "all") else [r.strip() for r in runs.split(",")],
+            topics=[t.strip() for t in topics.split(",")] if topics else None)
+    table = Table("stratum", "ranks", "pooled", "rate", "expected judgments",
+                  title=f"sampling plan: {plan.topics} topics, depth {plan.depth}, budget "
+                  f"{plan.budget:,}")
+    for st in plan.strata:
+        table.add_row(st.label, st.ranks, f"{st.pooled:,}", f"{st.rate:.4g}", f"{st.expected:,}")
+    table.add_row("all", f"1-{plan.depth}", f"{plan.pooled:,}", "", f"{plan.expected:,}")
+    out.print(table)
+    params = " ".join(f"--param {k}={v}" for k, v in plan.strategy_params().items())
+    out.print(f"pool it with: pooling pool {store} --round NAME --strategy sample --depth "
+              f"{plan.depth} --runs {runs} {params}", highlight=False, soft_wrap=True)
+
+
 @app.command("strategies")
 def strategies() -> None:
     """List the pooling strategies and their parameters."""

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 out = Console()
 AS_TABLE = "`--format md` or `--format csv` prints it as a table"
+# On sampled qrels each resample re-estimates every topic: at most this many are drawn.
+SAMPLED_RESAMPLES = 200
 topics_app = typer.Typer(help="Named topic subsets (e.g. old and new topics), usable as --topics.",
                          no_args_is_help=True)
 app.add_typer(topics_app, name="topics")
@@ -120,6 +122,9 @@ def leaderboard_command(
     from pooling.store import Store
     from pooling.terminal.progress import terminal_progress
 
+    if _sampled_board(store, qrels, measure, primary, topics, run, resamples, seed, format,
+                      output):
+        return
     options = dict(
         qrels=qrels, measures=measures_or_default(measure), primary=primary, test=test,
         correction=correction, alpha=alpha,
@@ -161,6 +166,47 @@ def leaderboard_command(
     if pairs:
         _render(lb.pairs, "table" if format == "table" else format, None,
                 f"pairwise {lb.test} tests on {lb.primary}")
+
+
+def _sampled_board(store: Path, qrels: str | None, measure: list[str], primary: str | None,
+                   topics: str | None, run: list[str], resamples: int, seed: int, format: str,
+                   output: Path | None) -> bool:
+    """On a sampled qrels version, print its estimates with intervals and the sample's size
+    (`pooling.leaderboard.sampled`) and return True; on plain qrels return False."""
+    from pooling.store import Store
+    from pooling.store.sampled_qrels import is_sampled
+
+    with Store(store, read_only=True) as s:
+        if not is_sampled(s, qrels):
+            return False
+    from pooling.leaderboard.sampled import (
+        DEFAULT_ESTIMATORS,
+        display_rows,
+        render_sampled,
+        sample_note,
+        sampled_leaderboard,
+    )
+
+    if format not in ("table", "md", "csv", "latex", "html"):
+        raise PoolingError(f"--format must be table, md, csv, latex or html, not {format!r}")
+    with Store(store) as s:
+        lb = sampled_leaderboard(s, qrels=qrels, measures=measure or DEFAULT_ESTIMATORS,
+                                 primary=primary, runs=run or None, topics=topics,
+                                 resamples=min(resamples, SAMPLED_RESAMPLES), seed=seed)
+    _say_qrels(lb.qrels_version)
+    if format == "table":
+        if output is not None:
+            raise PoolingError("--format table prints to the terminal; use md, csv, latex or "
+                               "html with -o")
+        headers, rows = display_rows(lb)
+        view = Table(*headers, title=f"qrels {lb.qrels_version} (sampled)")
+        for cells in rows:
+            view.add_row(*cells)
+        out.print(set_wide_note(view, AS_TABLE))
+        out.print(sample_note(lb) + ".", highlight=False)
+        return True
+    _emit(render_sampled(lb, format), output)
+    return True
 
 
 @app.command("compare")

@@ -21,7 +21,7 @@ from pooling.cli.run_options import (
     print_notes,
     run_reading,
 )
-from pooling.errors import StoreError
+from pooling.errors import PoolingError, StoreError
 from pooling.terminal.console import Console
 from pooling.terminal.progress import terminal_progress
 
@@ -153,8 +153,9 @@ def import_qrels(
                                          readable=False)],
     name: Annotated[str | None, typer.Option(help="Name of the new qrels version.")] = None,
     format: Annotated[str | None, typer.Option(
-        help="trec, smart (a SMART relevance file: query doc grade, as Cranfield's cranqrel) or "
-             "letor (default: told from the file's lines).")] = None,
+        help="trec, smart (a SMART relevance file: query doc grade, as Cranfield's cranqrel), "
+             "letor or sampled (sample_eval.pl's five columns: query_id iter doc_id stratum "
+             "relevance, -1 pooled but not sampled) (default: told from the file's lines).")] = None,
     grades: Annotated[str | None, typer.Option(
         help="SMART grades: cranfield (the default: 1..4 best first become 4..1, -1 becomes 0), "
              "binary (every listed pair relevant) or as-is.", show_default=False)] = None,
@@ -172,6 +173,8 @@ def import_qrels(
     if r.status == "imported":
         read_as = (f"; read as a SMART relevance file, --grades {r.grade_mapping}"
                    if r.format == "smart" else "")
+        if r.format == "sampled":
+            read_as = "; sampled qrels: every pooled pair's stratum is kept"
         out.print(f"{file}: imported qrels version {r.name} ({r.n_topics} topics, {r.n_rows} "
                   f"judgments, grades {', '.join(map(str, r.grades))}{read_as})", highlight=False)
     else:
@@ -293,14 +296,26 @@ def export_qrels(
     with_header: Annotated[bool, typer.Option(
         "--with-header", help="Also put the provenance in the file as a first `#` line "
         "(trec_eval skips it; pytrec_eval, ir_measures, ranx and trectools do not read it).")] = False,
+    format: Annotated[str, typer.Option(
+        help="trec (judged pairs: query_id iter doc_id relevance) or sampled (a sampled "
+             "version's five columns as sample_eval.pl reads them: query_id iter doc_id "
+             "stratum relevance, -1 for pooled pairs not sampled).")] = "trec",
 ) -> None:
     """Write a qrels version as a plain TREC qrels file, as every evaluation tool reads it;
     with -o its provenance (method, source, grades, dates) goes beside it in FILE.meta.json."""
     from pooling.store import Store
     from pooling.store.qrels import sidecar_path
 
+    if format not in ("trec", "sampled"):
+        raise PoolingError(f"--format must be trec or sampled, not {format!r}")
+    if format == "sampled" and with_header:
+        raise PoolingError("--with-header is for --format trec; sample_eval.pl reads no comment "
+                           "line, so the provenance goes beside the file only")
     with Store(store, read_only=True) as s:
-        name = s.export_qrels(output if output else sys.stdout, qrels, header=with_header)
+        if format == "sampled":
+            name = s.export_sampled_qrels(output if output else sys.stdout, qrels)
+        else:
+            name = s.export_qrels(output if output else sys.stdout, qrels, header=with_header)
     if output:
         err.print(f"wrote qrels version {name} to {output} (provenance in {sidecar_path(output)})",
                   highlight=False)

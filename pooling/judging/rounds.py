@@ -17,6 +17,12 @@ import pyarrow as pa
 
 from pooling.errors import StoreError
 from pooling.judging.history import effective_judgments
+from pooling.judging.sampled_rounds import (
+    check_stratified_options,
+    design_table,
+    is_stratified,
+    record_design,
+)
 from pooling.judging.storable import unstorable
 from pooling.judging.strategy_inputs import strategy_inputs, triage_topics
 from pooling.store.core import Store, utcnow
@@ -173,6 +179,8 @@ def create_round(
                              f"got {value!r}")
     params = dict(strategy_params or {})
     strat = get_strategy(strategy, **params)
+    check_stratified_options(strat, floor=floor, exclude_judged=exclude_judged,
+                             stop_after=stop_after)
     # A strategy that queues from its inputs alone (triage of judges' grades) needs no runs:
     # its topics are those its inputs cover, the runs' order breaking ties where there are runs.
     reads_runs = strat.reads_runs() or bool(floor)
@@ -199,16 +207,20 @@ def create_round(
                 strat.adaptive, candidate_depth, tuple(per_topic))
     rows: dict[str, list[Any]] = {"query_id": [], "doc_id": [], "position": []}
     counts: dict[str, int] = {}
+    queues: dict[str, list[str]] = {}
     if not strat.adaptive:
         for q, topic in per_topic.items():
             caps = [b for b in (budget, budgets.get(q)) if b is not None]
             cap = min(caps) if caps else None
             queued = with_options(strat, floor=floor or 0, budget=cap, known=known)
             queue = queued.queue(topic, topic_seed(seed, q))
+            queues[q] = queue
             counts[q] = len(queue)
             rows["query_id"] += [q] * len(queue)
             rows["doc_id"] += queue
             rows["position"] += list(range(1, len(queue) + 1))
+    # A sampled round records every pooled pair's stratum and inclusion probability.
+    design = design_table(strat, per_topic, seed, queues) if is_stratified(strat) else None
     with store.transaction() as con:
         con.execute(
             "INSERT INTO rounds (round_id, strategy, params, seed, grades, pooled_runs, created_at, "
@@ -224,6 +236,8 @@ def create_round(
                             [name])
             finally:
                 con.unregister("_pool")
+        if design is not None:
+            record_design(con, name, design)
     warning = scale_warning(store, name, rnd.grades)
     return RoundSummary(rnd, sum(counts.values()), counts, [warning] if warning else [])
 

@@ -27,8 +27,10 @@ import pyarrow.compute as pc
 from pooling.errors import StoreError
 from pooling.judging.history import effective_judgments, find_judge, judge_current
 from pooling.judging.rounds import get_round
+from pooling.judging.sampled_rounds import is_sampled_round, sampled_grades
 from pooling.store.core import Store
 from pooling.store.qrels import QrelsImport, save_qrels
+from pooling.store.sampled_qrels import save_sampled_qrels
 
 RULES = ("latest", "primary", "majority", "adjudicated", "mean", "human-first", "judge-only")
 JUDGE_RULES = ("human-first", "judge-only")
@@ -146,10 +148,18 @@ def _apply(rule: str, votes: list[tuple[str, int, int]], roles: dict[str, str],
 def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = None,
                  tie: str = "lower", relevance_level: int = 1, judge: str | None = None,
                  judge_grades: dict[int, int] | None = None) -> QrelsImport:
-    """Derive and store a new immutable qrels version, recording the rule and its inputs."""
+    """Derive and store a new immutable qrels version, recording the rule and its inputs.
+
+    From a round pooled with strata the version is sampled qrels (`pooling.store.sampled_qrels`):
+    every pooled pair keeps its stratum, and pairs the rule grades none are pooled, not sampled.
+    """
     table = derive_grades(store, rule, round_id=round_id, tie=tie, judge=judge,
                           judge_grades=judge_grades)
-    if table.num_rows == 0:
+    sampled = is_sampled_round(store, round_id)
+    if sampled:
+        table = sampled_grades(store, round_id, table)  # type: ignore[arg-type]
+    judged = table.filter(pc.greater_equal(table["relevance"], 0)) if sampled else table
+    if judged.num_rows == 0:
         raise StoreError("there are no judgments to derive qrels from")
     grades = list(get_round(store, round_id).grades) if round_id else None
     judge_id = _judge_id(store, judge) if judge is not None else None
@@ -159,6 +169,11 @@ def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = N
         params["judge"] = judge_id
         if judge_grades:
             params["judge_grades"] = {str(k): v for k, v in sorted(judge_grades.items())}
+    if sampled:
+        params["sampled"] = True
+        return save_sampled_qrels(store, table, name, method=f"derived:{rule}", source=round_id,
+                                  grades=grades, relevance_level=relevance_level, params=params,
+                                  judges=[judge_id] if judge_id else None)
     return save_qrels(store, table, name, method=f"derived:{rule}", source=round_id,
                       grades=grades, relevance_level=relevance_level, params=params,
                       judges=[judge_id] if judge_id else None)

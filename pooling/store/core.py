@@ -49,6 +49,11 @@ class Store(Database):
         from pooling.store.qrels import import_qrels_file, save_qrels
 
         if isinstance(qrels, (str, os.PathLike)) and not str(qrels).endswith((".parquet", ".csv")):
+            if _sampled_file(qrels, options):
+                from pooling.store.sampled_qrels import import_sampled_qrels_file
+
+                options.pop("format", None)
+                return import_sampled_qrels_file(self, qrels, name=name, **options)
             return import_qrels_file(self, qrels, name=name, **options)
         if name is None:
             if is_table_like(qrels):
@@ -90,6 +95,13 @@ class Store(Database):
 
         return export_qrels(self, out, version, header=header)
 
+    def export_sampled_qrels(self, out, version: str | None = None) -> str:
+        """Write a sampled qrels version as the five-column file sample_eval.pl reads; see
+        `pooling.store.sampled_qrels.export_sampled_qrels`."""
+        from pooling.store.sampled_qrels import export_sampled_qrels
+
+        return export_sampled_qrels(self, out, version)
+
     def run_stream(self, run_id: str) -> RunStream:
         """A stored run for evaluation: (query_id, doc_id, score) batches in stored order.
 
@@ -120,6 +132,32 @@ class Store(Database):
 
     def __enter__(self) -> Store:
         return self
+
+
+def _sampled_file(path: str | os.PathLike[str], options: dict) -> bool:
+    """Whether a qrels file is imported as sampled qrels: `format="sampled"`, or no format
+    named and five fields on its first data line (plain qrels have four)."""
+    from pooling.formats.sampled_qrels import looks_sampled
+
+    fmt = options.get("format")
+    if fmt == "sampled":
+        for option in ("grades", "topic_map"):
+            if options.get(option) is not None:
+                raise StoreError(f"{option.replace('_', '-')} does not apply to sampled qrels; "
+                                 "leave it out")
+        options.pop("grades", None)
+        options.pop("topic_map", None)
+        return True
+    if fmt is not None or options.get("grades") is not None or options.get("topic_map"):
+        return False
+    try:
+        sampled = looks_sampled(path)
+    except OSError:
+        return False  # the plain reader says what is wrong with the file
+    if sampled:
+        options.pop("grades", None)
+        options.pop("topic_map", None)
+    return sampled
 
 
 __all__ = ["SERVER_FILE_SUFFIX", "Store", "utcnow"]

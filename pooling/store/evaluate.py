@@ -15,13 +15,18 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pooling.errors import StoreError
 from pooling.evaluation import evaluate
 from pooling.evaluation.qrels_index import QrelsIndex
 from pooling.evaluation.results import RunEvaluation
+from pooling.evaluation.sampled import load_sampled_qrels, rank_run, run_evaluation, score_run
+from pooling.evaluation.trec_input import TrecRun
 from pooling.measures import Kind, Measure, parse_measures
+from pooling.measures.sampled_names import parse_sampled_measures
 from pooling.store.core import Store, utcnow
+from pooling.store.sampled_qrels import is_sampled
 from pooling.store.streams import StoredRuns
 from pooling.terminal.progress import NoProgress, Progress
 
@@ -93,6 +98,10 @@ def evaluate_store(
         if r not in known:
             store.require_run(r)  # says which runs there are
     topic_list = resolve_topics(store, topics)
+    if is_sampled(store, version):
+        return _evaluate_sampled(store, version, run_ids, measures, topic_list,
+                                 relevance_level=relevance_level, max_docs=max_docs,
+                                 progress=progress)
     wanted = parse_measures(list(measures))
     options = {"missing_topics": missing_topics, "relevance_level": relevance_level,
                "max_docs": max_docs, "topics": topic_list}
@@ -146,6 +155,59 @@ def evaluate_store(
     per_query, means = _load(store, run_ids, version, key, columns)
     return StoreEvaluation(version, options, per_query, means, computed, columns, list(run_ids),
                            text)
+
+
+def sampled_measures(measures: list[str] | tuple[str, ...]) -> list[str]:
+    """The measures asked of a sampled version: `official` (the default) is everything
+    sample_eval.pl prints plus statAP; other names as `pooling.measures.sampled_names` reads."""
+    out: list[str] = []
+    for m in measures:
+        out += ["sample_eval", "statAP"] if m == "official" else [m]
+    return out
+
+
+def stored_trec_run(store: Store, run_id: str) -> TrecRun:
+    """A stored run as the sampled evaluator reads a run file (query_id, doc_id, score)."""
+    table = store.run_table(run_id).select(["query_id", "doc_id", "score"])
+    return TrecRun(table, run_id, f"{store.path}:{run_id}")
+
+
+def _evaluate_sampled(store: Store, version: str, run_ids: list[str],
+                      measures: list[str] | tuple[str, ...], topic_list: list[str] | None, *,
+                      relevance_level: int, max_docs: int | None,
+                      progress: Progress | None) -> StoreEvaluation:
+    """Stored runs scored on a sampled version by `evaluate_sampled`, sample_eval.pl's own
+    rules: each run on the topics it shares with the qrels, grades above 0 relevant, a run's
+    top 1000 documents. Cached like any other values, under the options recorded."""
+    from pooling.store.sampled_qrels import sampled_qrels_table
+
+    if relevance_level != 1 or max_docs is not None:
+        raise StoreError(
+            f"qrels version {version!r} is sampled: its inferred measures count grades above 0 "
+            "as relevant and each run's top 1000 documents, as sample_eval.pl does; leave out "
+            "-l and -M")
+    wanted = parse_sampled_measures(sampled_measures(measures))
+    columns = [m.name for m in wanted]
+    options = {"missing_topics": "skip", "relevance_level": 1, "max_docs": None,
+               "topics": topic_list, "sampled": "sample_eval.pl"}
+    key = json.dumps(options, sort_keys=True)
+    have = _cached_runs(store, run_ids, version, key, columns)
+    computed = [r for r in dict.fromkeys(run_ids) if r not in have]
+    progress = progress or NoProgress()
+    if computed:
+        table = sampled_qrels_table(store, version)
+        if topic_list is not None:
+            table = table.filter(pc.is_in(table["query_id"], pa.array(topic_list, pa.string())))
+        pools = load_sampled_qrels(table)
+        progress.start(f"scoring {len(computed)} run(s)", total=len(computed))
+        for run_id in computed:
+            run = run_evaluation(pools, score_run(pools, rank_run(stored_trec_run(store, run_id))),
+                                 wanted)
+            _save(store, [run], version, key)
+            progress.advance()
+        progress.finish()
+    per_query, means = _load(store, run_ids, version, key, columns)
+    return StoreEvaluation(version, options, per_query, means, computed, columns, list(run_ids))
 
 
 def _needs_collection_size(measure: Measure) -> bool:

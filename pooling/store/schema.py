@@ -147,6 +147,19 @@ MIGRATIONS: list[list[str]] = [
             session_sha256 VARCHAR PRIMARY KEY, assessor_id VARCHAR NOT NULL,
             ended_at TIMESTAMP NOT NULL)""",
     ],
+    [
+        # Sampled judging. A round pooled with strata records, for every pooled pair, judged
+        # or not, its stratum (a token, compared as text, as sample_eval.pl does) and its
+        # inclusion probability (the share of its stratum the round queues). A sampled qrels
+        # version keeps every pooled pair's stratum beside its judged rows in `qrels`: a
+        # pair with a stratum and no row there was pooled and not sampled (-1 in the file).
+        """CREATE TABLE pool_strata (
+            round_id VARCHAR NOT NULL, query_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL,
+            stratum VARCHAR NOT NULL, inclusion_probability DOUBLE NOT NULL)""",
+        """CREATE TABLE qrels_strata (
+            version VARCHAR NOT NULL, query_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL,
+            stratum VARCHAR NOT NULL)""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -155,5 +168,5 @@ SCHEMA_VERSION = len(MIGRATIONS)
 DATA_TABLES = [
     "topics", "documents", "imports", "runs", "run_results", "qrels_versions", "qrels",
     "topic_subsets", "assessors", "rounds", "pool_entries", "judgments", "assignments",
-    "eval_results", "judge_calls",
+    "eval_results", "judge_calls", "pool_strata", "qrels_strata",
 ]

@@ -6,7 +6,13 @@ sampling by rank: each candidate falls in the stratum of its best rank over the 
 permutations of the strata so that every prefix of k judgments is a stratified simple random
 sample, with n_h(k) documents from stratum h allocated in proportion to `weights`.
 A document's inclusion probability at budget k is therefore n_h(k) / N_h, which
-`inclusion_probabilities` records for the estimators in `pooling.measures.estimators`.
+`inclusion_probabilities` records for the inferred measures (`pooling.measures.inferred`,
+`pooling.measures.statap`).
+
+With `rates` (one per stratum, e.g. 1,0.2 from `pooling plan-sample`) the design draws a fixed
+share of each stratum instead: round(rate_h * N_h) documents (at least one from a stratum that
+has any), a simple random sample of it, and the queue is those documents only, interleaved as
+above. That is NIST's design: the top ranks judged whole, the rest sampled at a rate.
 """
 
 from __future__ import annotations
@@ -89,10 +95,19 @@ def _water_fill(sizes: np.ndarray, mass: np.ndarray, k: int) -> np.ndarray:
         capped |= over
 
 
+def drawn(rate: float, size: int) -> int:
+    """Documents drawn from a stratum of `size` at `rate`: round(rate * size), half up, and at
+    least one from a stratum that has any (so every stratum is estimated from its own sample)."""
+    if size == 0:
+        return 0
+    return min(size, max(1, int(rate * size + 0.5)))
+
+
 class SampleDesign:
     """One topic's stratified design: serving order, each doc's stratum, the stratum sizes."""
 
-    def __init__(self, topic: TopicRuns, seed: int, bounds: list[int], weights: list[float]):
+    def __init__(self, topic: TopicRuns, seed: int, bounds: list[int], weights: list[float],
+                 rates: list[float] | None = None):
         best: dict[str, int] = {}
         for ranking in topic.rankings.values():
             for i, doc in enumerate(ranking):
@@ -108,9 +123,11 @@ class SampleDesign:
             rng.shuffle(m)
         self.sizes = [len(m) for m in members]
         w = (weights + [weights[-1] if weights else 1.0] * n_strata)[:n_strata]
+        if rates:
+            members = [m[:drawn(rate, len(m))] for m, rate in zip(members, rates, strict=True)]
         cursor = [0] * n_strata
         self.order: list[str] = []
-        for h in allocation_order(self.sizes, w):
+        for h in allocation_order([len(m) for m in members], w):
             self.order.append(members[h][cursor[h]])
             cursor[h] += 1
 
@@ -133,6 +150,8 @@ class Sample(Strategy):
     params = (
         Param("strata", str, "10,30,100", "upper rank bound of each stratum but the last"),
         Param("weights", str, "4,2,1", "per-stratum sampling intensity (relative)"),
+        Param("rates", str, "", "per-stratum share drawn, in (0, 1] (e.g. 1,0.2): queue only "
+              "that sample (default: the whole pool, in stratified order)"),
     )
 
     def design(self, topic: TopicRuns, seed: int) -> SampleDesign:
@@ -142,7 +161,17 @@ class Sample(Strategy):
         weights = _float_list(self.options["weights"], "weights")
         if any(w <= 0 for w in weights):
             raise StrategyError(f"sample weights must be positive, got {weights}")
-        return SampleDesign(topic, seed, bounds, weights)
+        rates = _float_list(self.options.get("rates") or "", "rates")
+        if rates and (len(rates) != len(bounds) + 1 or any(not 0 < r <= 1 for r in rates)):
+            raise StrategyError(
+                f"sample rates must be one share in (0, 1] per stratum ({len(bounds) + 1} for "
+                f"strata bounds {','.join(map(str, bounds)) or '(none)'}), got {rates}")
+        return SampleDesign(topic, seed, bounds, weights, rates or None)
+
+    def stratum_labels(self, topic: TopicRuns, seed: int) -> dict[str, str]:
+        """Every candidate's stratum as the label stored and written in sampled qrels: "1" for
+        the top ranks, then "2", ... (sample_eval.pl compares strata as text)."""
+        return {d: str(h + 1) for d, h in self.design(topic, seed).stratum_of.items()}
 
     def selector(self, topic: TopicRuns, seed: int) -> Selector:
         return QueueSelector(self.design(topic, seed).order)

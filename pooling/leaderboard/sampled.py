@@ -1,0 +1,148 @@
+"""Leaderboards on a sampled qrels version: each run's estimate with its confidence interval.
+
+On sampled qrels a run's score is an estimate from a sample of judgments, not a value: the
+board shows, per run and estimator (infAP = xinfAP, infNDCG, statAP), the mean over topics,
+its normal interval from the estimator's variance (`pooling.evaluation.sampled_intervals`:
+statAP's linearised variance, a stratified bootstrap of the judged documents for infAP and
+infNDCG; topics held fixed), and says in every format how large the sample is: judged pairs
+of pooled pairs, topics, and judged/pooled per stratum. Runs are ordered by the primary
+estimate; the intervals show the sampling error, and no pairwise test is made.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from pooling.evaluation.sampled_intervals import ESTIMATORS, sampled_estimates
+from pooling.leaderboard.errors import LeaderboardError
+from pooling.leaderboard.render import fmt, latex, markdown, table_csv
+from pooling.leaderboard.topics import resolve_topic_selection
+from pooling.store.core import Store
+from pooling.store.evaluate import stored_trec_run
+from pooling.store.sampled_qrels import SampleSize, sample_size, sampled_qrels_table
+
+DEFAULT_ESTIMATORS = ESTIMATORS  # infAP, infNDCG, statAP
+_NAMES = {"xinfAP": "infAP", "infAP": "infAP", "infNDCG": "infNDCG", "statAP": "statAP"}
+
+
+@dataclass
+class SampledLeaderboard:
+    """Runs ranked by an estimate: table has run_id, rank, then per estimator `<m>`,
+    `<m>_ci_low`, `<m>_ci_high`, `<m>_variance`, then topics."""
+
+    qrels_version: str
+    measures: list[str]
+    primary: str
+    level: float
+    resamples: int
+    sample: SampleSize
+    table: pa.Table
+
+
+def sampled_leaderboard(
+    store: Store | str | os.PathLike[str], *, qrels: str | None = None,
+    measures: list[str] | tuple[str, ...] = DEFAULT_ESTIMATORS, primary: str | None = None,
+    runs: list[str] | None = None, topics: str | list[str] | None = None,
+    level: float = 0.95, resamples: int = 200, seed: int = 0,
+) -> SampledLeaderboard:
+    """Rank stored runs on a sampled qrels version by an estimator (default: the first)."""
+    if not isinstance(store, Store):
+        with Store(store) as opened:
+            return sampled_leaderboard(opened, qrels=qrels, measures=measures, primary=primary,
+                                       runs=runs, topics=topics, level=level,
+                                       resamples=resamples, seed=seed)
+    unknown = [m for m in [*measures, *([primary] if primary else [])] if m not in _NAMES]
+    if unknown:
+        raise LeaderboardError(
+            f"{', '.join(unknown)}: a sampled qrels version ranks by an estimator with a "
+            f"variance; use -m infAP (xinfAP), infNDCG or statAP")
+    if resamples < 2:
+        raise LeaderboardError(f"resamples must be at least 2 (got {resamples})")
+    wanted = list(dict.fromkeys(_NAMES[m] for m in measures))
+    first = _NAMES[primary] if primary else wanted[0]
+    if first not in wanted:
+        wanted.insert(0, first)
+    version = store.resolve_qrels(qrels)
+    table = sampled_qrels_table(store, version)
+    topic_list = resolve_topic_selection(store, topics)
+    if topic_list is not None:
+        keep = set(topic_list)
+        table = table.filter(pa.array([q in keep for q in table["query_id"].to_pylist()]))
+    run_ids = runs or store.run_ids()
+    if len(run_ids) < 2:
+        raise LeaderboardError("a leaderboard needs at least two runs; import more runs")
+    estimates = sampled_estimates(table, [stored_trec_run(store, r) for r in run_ids], wanted,
+                                  level=level, n_bootstrap=resamples, seed=seed)
+    values: dict[tuple[str, str], dict] = {
+        (row["run_id"], row["measure"]): row for row in estimates.to_pylist()}
+    scored = sorted({r for r, _ in values}, key=lambda r: (-values[(r, first)]["estimate"], r))
+    rows: dict[str, list] = {"run_id": scored, "rank": list(range(1, len(scored) + 1))}
+    for m in wanted:
+        rows[m] = [values[(r, m)]["estimate"] for r in scored]
+        rows[f"{m}_ci_low"] = [values[(r, m)]["ci_low"] for r in scored]
+        rows[f"{m}_ci_high"] = [values[(r, m)]["ci_high"] for r in scored]
+        rows[f"{m}_variance"] = [values[(r, m)]["variance"] for r in scored]
+    rows["topics"] = [values[(r, first)]["topics"] for r in scored]
+    return SampledLeaderboard(version, wanted, first, level, resamples,
+                              sample_size(store, version), pa.table(rows))
+
+
+def sample_note(lb: SampledLeaderboard) -> str:
+    """What every rendering of the board says: these are estimates, from a sample this big."""
+    return (f"Estimates from a sample, not values: qrels {lb.qrels_version} holds "
+            f"{lb.sample.describe()}. Intervals: {lb.level:.0%} normal, from each estimator's "
+            f"sampling variance (statAP linearised; infAP and infNDCG by a stratified bootstrap "
+            f"of {lb.resamples} resamples), topics held fixed. Ranked by {lb.primary}; no "
+            "pairwise test is made")
+
+
+def display_rows(lb: SampledLeaderboard) -> tuple[list[str], list[list[str]]]:
+    """Headers and cells: rank, run, each estimate as `value [low, high]`, topics."""
+    headers = ["rank", "run_id", *(f"{m} [{lb.level:.0%} CI]" for m in lb.measures), "topics"]
+    cols = lb.table.to_pydict()
+    rows = []
+    for k, run_id in enumerate(cols["run_id"]):
+        cells = [str(cols["rank"][k]), run_id]
+        for m in lb.measures:
+            cells.append(f"{fmt(cols[m][k])} [{fmt(cols[f'{m}_ci_low'][k])}, "
+                         f"{fmt(cols[f'{m}_ci_high'][k])}]")
+        cells.append(str(cols["topics"][k]))
+        rows.append(cells)
+    return headers, rows
+
+
+def render_sampled(lb: SampledLeaderboard, format: str) -> str:
+    """The board as md, csv, latex or html text, each stating the sample it estimates from."""
+    note = sample_note(lb)
+    if format == "csv":
+        n = lb.table.num_rows
+        return table_csv(lb.table.append_column("judged_pairs", pa.array([lb.sample.judged] * n))
+                         .append_column("pooled_pairs", pa.array([lb.sample.pooled] * n))
+                         .append_column("sample", pa.array([note] * n)))
+    headers, rows = display_rows(lb)
+    if format == "md":
+        return markdown(headers, rows) + f"\n{note}.\n"
+    if format == "latex":
+        return latex(headers, rows, note)
+    if format == "html":
+        return _html(lb, headers, rows, note)
+    raise LeaderboardError(f"unknown format {format!r}; choose md, csv, latex or html")
+
+
+def _html(lb: SampledLeaderboard, headers: list[str], rows: list[list[str]], note: str) -> str:
+    e = html.escape
+    head = "".join(f"<th>{e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>\n" for row in rows)
+    title = f"Sampled leaderboard — qrels {lb.qrels_version}"
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>{e(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
+            "table{border-collapse:collapse}td,th{padding:.2em .6em;border-bottom:1px solid #ddd;"
+            "text-align:right}td:nth-child(2),th:nth-child(2){text-align:left}"
+            ".note{color:#555}</style></head><body>\n"
+            f"<h1>{e(title)}</h1>\n<p class=\"note\" id=\"sample-note\">{e(note)}.</p>\n"
+            f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}</tbody></table>\n"
+            "</body></html>\n")
