@@ -21,14 +21,20 @@ from pooling.errors import (
 )
 
 if TYPE_CHECKING:
-    from pooling.evaluation import evaluate, evaluate_sampled, sampled_estimates
+    from pooling.evaluation import (
+        evaluate,
+        evaluate_diversity,
+        evaluate_sampled,
+        sampled_estimates,
+    )
     from pooling.store import Store
 
 __version__ = "0.1.0"
 
 # Public names that live in heavier modules: name -> module that defines it.
-_LAZY = {"evaluate": "pooling.evaluation", "evaluate_sampled": "pooling.evaluation",
-         "sampled_estimates": "pooling.evaluation", "Store": "pooling.store"}
+_LAZY = {"evaluate": "pooling.evaluation", "evaluate_diversity": "pooling.evaluation",
+         "evaluate_sampled": "pooling.evaluation", "sampled_estimates": "pooling.evaluation",
+         "Store": "pooling.store"}
 
 __all__ = [
     "EvaluationError",
@@ -42,6 +48,7 @@ __all__ = [
     "StoreLockedError",
     "__version__",
     "evaluate",
+    "evaluate_diversity",
     "evaluate_sampled",
     "sampled_estimates",
 ]

@@ -32,17 +32,29 @@ def test_readme_stays_a_front_door_and_links_the_manual():
     assert "](docs/index.md)" in text
 
 
-def tour_lines() -> list[str]:
+def tours() -> list[list[str]]:
+    """Every tour block (a ```bash block after a `<!-- tour` comment), in the README's order:
+    the first is the campaign; the others continue on the store it built."""
     text = README.read_text(encoding="utf-8")
-    tour = re.search(rf"^{TOUR}[^\n]*\n```bash\n(.*?)```", text, re.S | re.M)
-    assert tour, "README lacks the tour block (a ```bash block after a `<!-- tour` comment)"
-    return [line for line in tour.group(1).splitlines() if line.strip()]
+    blocks = re.findall(rf"^{TOUR}[^\n]*\n```bash\n(.*?)```", text, re.S | re.M)
+    assert blocks, "README lacks the tour block (a ```bash block after a `<!-- tour` comment)"
+    return [[line for line in block.splitlines() if line.strip()] for block in blocks]
+
+
+def tour_lines() -> list[str]:
+    return tours()[0]
 
 
 def test_the_tour_is_about_ten_pooling_commands():
     lines = tour_lines()
     assert all(line.startswith("pooling ") for line in lines)
     assert 8 <= len(lines) <= 12
+
+
+def test_every_further_tour_is_a_few_pooling_commands():
+    for lines in tours()[1:]:
+        assert all(line.startswith("pooling ") for line in lines)
+        assert 2 <= len(lines) <= 8
 
 
 @pytest.mark.slow
@@ -52,7 +64,7 @@ def test_the_tour_runs_end_to_end_on_the_demo_collection(tmp_path):
     for name in ("collections", "scripts"):
         (tmp_path / name).symlink_to(ROOT / name)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    for line in tour_lines():
+    for line in [line for tour in tours() for line in tour]:
         words = shlex.split(line, comments=True)[1:]
         args = [match for word in words
                 for match in (sorted(glob.glob(word, root_dir=tmp_path)) if "*" in word else [word])]
@@ -62,3 +74,5 @@ def test_the_tour_runs_end_to_end_on_the_demo_collection(tmp_path):
     qrels = (tmp_path / "r1.qrels").read_text().splitlines()
     assert len(qrels) > 1000 and all(len(line.split()) == 4 for line in qrels)
     assert "<html" in (tmp_path / "leaderboard.html").read_text(encoding="utf-8").lower()
+    sampled = (tmp_path / "sampled.md").read_text(encoding="utf-8")
+    assert "[95% CI]" in sampled and "Estimates from a sample" in sampled

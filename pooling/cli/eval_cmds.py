@@ -30,6 +30,7 @@ class OutputFormat(StrEnum):
     csv = "csv"
     json = "json"
     parquet = "parquet"
+    ndeval = "ndeval"
 
 
 class RelFormat(StrEnum):
@@ -40,11 +41,12 @@ class RelFormat(StrEnum):
     prefs = "prefs"
     qrels_prefs = "qrels_prefs"
     sampled = "sampled"
+    subtopics = "subtopics"
 
 
 # The measures printed without -m, per -R (trec_eval's `official` needs qrels).
 _DEFAULT_MEASURES = {"qrels": "official", "qrels_jg": "qrels_jg", "prefs": "all_prefs",
-                     "qrels_prefs": "all_prefs", "sampled": "sample_eval"}
+                     "qrels_prefs": "all_prefs", "sampled": "sample_eval", "subtopics": "ndeval"}
 
 
 @app.command("eval")
@@ -57,7 +59,9 @@ def eval_command(
             "-m",
             "--measure",
             help="Measure, trec_eval style (P.5,10  ndcg_cut.10  all_trec  official) or "
-            "ir_measures style (nDCG@10, P(rel=2)@5). Repeatable. Default: official.",
+            "ir_measures style (nDCG@10, P(rel=2)@5); diversity measures by ndeval's or "
+            "ir_measures' names (alpha-nDCG@20, ERR_IA@20, ndeval for all of them) read the "
+            "qrels as subtopic qrels. Repeatable. Default: official.",
         ),
     ] = None,
     per_query: Annotated[
@@ -100,11 +104,13 @@ def eval_command(
         RelFormat, typer.Option("-R", "--rel-format", "--Rel_info_format",
                                 help="Format of the relevance file (trec_eval -R): qrels, "
                                 "qrels_jg (judgment groups in the 2nd column), prefs (query_id "
-                                "jg jsg doc_id level), qrels_prefs (qrels read as prefs) or "
+                                "jg jsg doc_id level), qrels_prefs (qrels read as prefs), "
                                 "sampled (query_id iter doc_id stratum relevance, as "
                                 "sample_eval.pl reads; a five-column qrels file is read so "
-                                "without -R). Without -m: official, qrels_jg, all_prefs or "
-                                "sample_eval.")
+                                "without -R) or subtopics (ndeval's query_id subtopic doc_id "
+                                "relevance; read so when a diversity measure is asked for). "
+                                "Without -m: official, qrels_jg, all_prefs, sample_eval or "
+                                "ndeval.")
     ] = RelFormat.qrels,
     gain: Annotated[
         list[str] | None, typer.Option("-G", "--gain", metavar="GRADE=GAIN",
@@ -116,7 +122,8 @@ def eval_command(
                            "sample_eval.pl prints (one block per run), to diff against it.")
     ] = False,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", help="trec (trec_eval's text), csv, json or parquet.")
+        OutputFormat, typer.Option("--format", help="trec (trec_eval's text), csv, json, parquet "
+                                   "or ndeval (ndeval's CSV: a row per topic, then amean).")
     ] = OutputFormat.trec,
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write here instead of stdout.")
@@ -141,6 +148,7 @@ def eval_command(
     """
     from pooling.cli.pandas_guard import without_pandas
     from pooling.evaluation import evaluate
+    from pooling.evaluation.inputs import measure_list, relevance_format
     from pooling.formats.sampled_qrels import looks_sampled
 
     if rel_format is RelFormat.sampled or (rel_format is RelFormat.qrels and looks_sampled(qrels)):
@@ -167,9 +175,13 @@ def eval_command(
     policy = "zero" if complete else "skip" if shared_topics else "error"
     state.fast_exit = True  # files in, text out: nothing to clean up at exit
     reading = run_reading(dedupe, run_names or RunNamesOpt.tag, meta, split_by_tag, topic_map)
-    if rel_format is not RelFormat.qrels and not reading.is_plain:
+    measure = measure or [_DEFAULT_MEASURES[rel_format.value]]
+    reads = relevance_format(measure_list(measure), rel_format.value)
+    if reads != RelFormat.qrels.value and not reading.is_plain:
         raise EvaluationError("--dedupe, --run-names, --meta, --split-by-tag and --topic-map "
-                              "read runs against qrels; drop them with -R " + rel_format.value)
+                              "read runs against qrels; drop them with -R " + reads
+                              + (" (diversity measures read subtopic qrels)"
+                                 if reads == "subtopics" else ""))
     reference = None
     if zscores is not None:
         from pooling.evaluation.zscores import read_zscores
@@ -181,7 +193,7 @@ def eval_command(
         result = evaluate(
             qrels_input,
             run_inputs,
-            measure or [_DEFAULT_MEASURES[rel_format.value]],
+            measure,
             missing_topics=policy,
             relevance_level=level,
             max_docs=max_docs,
@@ -222,6 +234,11 @@ def _write(result, output_format: OutputFormat, per_query: bool, output: Path | 
 
     if output_format is OutputFormat.trec:
         _emit(format_trec_runs(result.runs, per_query, summary=summary).encode(), output)
+        return
+    if output_format is OutputFormat.ndeval:
+        from pooling.evaluation.ndeval_format import format_ndeval
+
+        _emit(format_ndeval(result.runs, summary=summary).encode(), output)
         return
     if not summary and not per_query:
         raise EvaluationError("-n without -q leaves nothing to write; add -q")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Unpack
 
@@ -64,10 +64,30 @@ def evaluate_qrels(
     """`evaluate` with trec_eval qrels and measures already parsed (and not checked against
     the qrels format: the judgment-group evaluation scores its measures group by group)."""
     options = replace(options or EvalOptions(), **inputs)
+    warnings: list[str] = []
+    results = [
+        compute_ranking(ranking, wanted, options.relevance_level, options.missing_topics,
+                        collection_size=options.collection_size, zscores=options.zscores)
+        for ranking in rank_runs(qrels, run_or_runs, options, warnings=warnings)
+    ]
+    columns = results[0].columns if results else []
+    return Evaluation(results, wanted, options.missing_topics, options.relevance_level,
+                      options.max_docs, columns, warnings)
+
+
+def rank_runs(
+    qrels: QrelsInput | QrelsIndex,
+    run_or_runs: RunInput | Sequence[RunInput],
+    options: EvalOptions,
+    *,
+    warnings: list[str] | None = None,
+) -> Iterator[Ranking]:
+    """Each run's ranking of its judged documents against the qrels, under the options' topic
+    policy, topics, -M and -J, one run after another (a run file is parsed while the one
+    before it is ranked); notes on the inputs (a BOM) join `warnings`."""
     missing_topics, max_docs = options.missing_topics, options.max_docs
     runs = run_list(run_or_runs)
-    results = []
-    warnings: list[str] = []
+    warnings = [] if warnings is None else warnings
     in_c = [kernel.eligible(run) for run in runs]  # the others are parsed ahead by pyarrow
     with _Readers([None if c else run for run, c in zip(runs, in_c, strict=True)]) as readers:
         index = qrels if isinstance(qrels, QrelsIndex) else QrelsIndex(
@@ -81,14 +101,7 @@ def evaluate_qrels(
                 reader = RunReader(run) if in_c[position] else readers.take(position)
                 ranking = _numpy_ranking(run, position, index, reader, candidates,
                                          missing_topics, max_docs, warnings)
-            if options.judged_only:
-                ranking = keep_judged(ranking)
-            results.append(_compute(ranking, wanted, options.relevance_level, missing_topics,
-                                    collection_size=options.collection_size,
-                                    zscores=options.zscores))
-    columns = results[0].columns if results else []
-    return Evaluation(results, wanted, missing_topics, options.relevance_level, max_docs,
-                      columns, warnings)
+            yield keep_judged(ranking) if options.judged_only else ranking
 
 
 def _kernel_ranking(
@@ -150,10 +163,11 @@ def _plan(
     return plan
 
 
-def _compute(
+def compute_ranking(
     ranking: Ranking, measures: list[Measure], level: int, policy: str, *,
     collection_size: int | None = None, zscores: ZScores | None = None,
 ) -> RunEvaluation:
+    """One run's values of the measures from its ranking (policy: the missing-topics one)."""
     contexts: dict[int, Context] = {}
     values: list[tuple[Measure, list[str], np.ndarray]] = []
     for m in measures:

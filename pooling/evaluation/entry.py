@@ -14,6 +14,7 @@ from pooling.evaluation.inputs import (
     RunInput,
     check_rel_format,
     measure_list,
+    relevance_format,
 )
 from pooling.evaluation.options import EvalInputs, EvalOptions
 from pooling.evaluation.results import Evaluation
@@ -41,9 +42,12 @@ def evaluate(
     utility's D, fallout), zscores -Z (values as z-scores, see `pooling.evaluation.zscores`).
     engine "ray" spreads the runs over a Ray cluster (`pooling.runner`), with the same
     results. rel_format is -R: "qrels", "qrels_jg" (judgment groups), "prefs" or
-    "qrels_prefs" (preferences); `qrels` is then that kind of file or table.
+    "qrels_prefs" (preferences) or "subtopics" (ndeval's subtopic qrels, read so whenever a
+    diversity measure is asked for); `qrels` is then that kind of file or table.
     """
     options = replace(options or EvalOptions(), **inputs)
+    wanted = measure_list(measures)
+    rel_format = relevance_format(wanted, rel_format)
     if engine != "local" and (options.local_only or rel_format != "qrels"):
         raise EvaluationError("-J, -N, -Z and -R run with the local engine only; drop --engine")
     if engine != "local":
@@ -57,8 +61,11 @@ def evaluate(
                                max_docs=options.max_docs, topics=options.topics,
                                ray_address=ray_address)
     options.check()
-    wanted = measure_list(measures)
     check_rel_format(wanted, rel_format)
+    if rel_format == "subtopics":
+        from pooling.evaluation.subtopics import evaluate_subtopics
+
+        return evaluate_subtopics(qrels, run_or_runs, wanted, options)
     if rel_format in ("prefs", "qrels_prefs"):
         from pooling.evaluation.preferences import evaluate_prefs
 

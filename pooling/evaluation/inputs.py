@@ -124,7 +124,15 @@ def check_settings(relevance_level: int, max_docs: int | None,
         raise EvaluationError(f"the collection size (-N) must be >= 0 (got {collection_size})")
 
 
-REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")  # trec_eval's -R
+REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs", "subtopics")  # trec_eval's -R
+
+
+def relevance_format(measures: list[Measure], rel_format: str) -> str:
+    """The relevance format to read: "subtopics" when plain qrels were asked for (the
+    default) but a diversity measure is among the measures, else the one asked for."""
+    if rel_format == "qrels" and any(m.spec.rel_info == "subtopics" for m in measures):
+        return "subtopics"
+    return rel_format
 
 
 def check_rel_format(measures: list[Measure], rel_format: str) -> None:
@@ -133,7 +141,9 @@ def check_rel_format(measures: list[Measure], rel_format: str) -> None:
         raise EvaluationError(f"unknown relevance format {rel_format!r} (-R); use one of "
                               f"{', '.join(REL_FORMATS)}")
     needed = "prefs" if rel_format == "qrels_prefs" else rel_format
-    wrong = [m for m in measures if m.spec.rel_info not in (None, needed)]
+    # subtopic qrels also give plain measures, on the plain qrels derived from them
+    allowed = {None, needed, *(("qrels",) if rel_format == "subtopics" else ())}
+    wrong = [m for m in measures if m.spec.rel_info not in allowed]
     if wrong:
         names = ", ".join(dict.fromkeys(m.spec.name for m in wrong))
         formats = sorted({m.spec.rel_info or "" for m in wrong})
@@ -144,4 +154,5 @@ def check_rel_format(measures: list[Measure], rel_format: str) -> None:
             f"{rel_format} (e.g. -m {_NICKNAME_FOR[needed]})")
 
 
-_NICKNAME_FOR = {"qrels": "official", "qrels_jg": "qrels_jg", "prefs": "all_prefs"}
+_NICKNAME_FOR = {"qrels": "official", "qrels_jg": "qrels_jg", "prefs": "all_prefs",
+                 "subtopics": "ndeval"}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pooling.errors import MeasureError
+from pooling.measures.intent_aware import ALPHA, BETA, check_setting
 from pooling.measures.registry import NICKNAMES, ORDER, REGISTRY
 from pooling.measures.spec import (
     Measure,
@@ -63,6 +64,17 @@ _IR_NAMES: dict[str, tuple[str | None, str | None]] = {
     "Fallout": (None, "Fallout"),
     "set_fallout": ("set_fallout", None),
 }
+# Diversity measures: ndeval's names and ir_measures' spellings -> registry name
+_INTENT_NAMES: dict[str, str] = {
+    **{n: n for n in ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG", "NRBP", "nNRBP",
+                      "MAP-IA", "P-IA", "strec")},
+    "ERR_IA": "ERR-IA", "nERR_IA": "nERR-IA", "alpha_DCG": "alpha-DCG", "α_DCG": "alpha-DCG",
+    "α-DCG": "alpha-DCG", "alpha_nDCG": "alpha-nDCG", "α_nDCG": "alpha-nDCG",
+    "α-nDCG": "alpha-nDCG", "AP_IA": "MAP-IA", "MAP_IA": "MAP-IA", "P_IA": "P-IA",
+    "StRecall": "strec",
+}
+_INTENT = re.compile(r"^(?P<name>[^\s(@]+)(?:\((?P<args>[^)]*)\))?(?:@(?P<k>[0-9]+))?$")
+_SETTING_DEFAULTS = {"alpha": ALPHA, "beta": BETA}
 
 
 @dataclass
@@ -88,8 +100,9 @@ def parse_measures(names: Iterable[str]) -> list[Measure]:
     groups: dict[tuple[str, int | None], _Group] = {}
     for name in names:
         for req in _parse_one(name.strip()):
-            key = (req.spec.name, req.rel)
-            group = groups.setdefault(key, _Group(req.spec, req.rel))
+            settings = req.text if req.spec.settings else None  # alpha=0.3: another measure
+            key = (req.spec.name, req.rel, settings)
+            group = groups.setdefault(key, _Group(req.spec, req.rel, settings))
             if req.cutoffs:
                 group.cutoffs.extend(req.cutoffs)
             else:
@@ -102,6 +115,9 @@ def parse_measures(names: Iterable[str]) -> list[Measure]:
 
 def _build(group: _Group) -> Measure:
     spec = group.spec
+    if spec.rel_info == "subtopics":  # param_text holds alpha / beta, never cutoffs
+        base = parse_params(spec, None) if group.whole and spec.params is Params.CUTOFFS else ()
+        return Measure(spec, group.text, merge_cutoffs(base, tuple(group.cutoffs)), group.rel)
     if spec.params in (Params.CUTOFFS, Params.FRACTIONS):
         base = parse_params(spec, group.text) if group.whole else ()
         extra = tuple(group.cutoffs)
@@ -116,6 +132,9 @@ def _parse_one(name: str) -> list[_Request]:
         raise UnknownMeasureError("empty measure name")
     if name in NICKNAMES:
         return [_Request(REGISTRY[n], first_wins=True) for n in NICKNAMES[name]]
+    intent = _parse_intent(name)
+    if intent is not None:
+        return [intent]
     if "@" in name or "(" in name:
         return [_parse_ir(name)]
     base, dot, params = name.partition(".")
@@ -188,6 +207,41 @@ def _parse_ir(name: str) -> _Request:
         return _Request(spec, text=text, rel=rel)
     cutoff: Any = atof(k) if spec.params is Params.FRACTIONS else int(atof(k))
     return _Request(spec, cutoffs=(cutoff,), rel=rel)
+
+
+def _parse_intent(name: str) -> _Request | None:
+    """A diversity measure (`alpha-nDCG@20`, `alpha_nDCG(alpha=0.3)@20`, `NRBP(beta=0.8)`,
+    `ndeval`'s names or ir_measures'), or None when the name is not one."""
+    m = _INTENT.match(name)
+    if not m or m.group("name") not in _INTENT_NAMES:
+        return None
+    spec = REGISTRY[_INTENT_NAMES[m.group("name")]]
+    args = _ir_args(name, m.group("args"))
+    rel = None
+    if "rel" in args:
+        rel = atol(args.pop("rel"))
+        if rel < 1:
+            raise MeasureError(f"{name!r}: rel must be >= 1")
+    given = {}
+    for key in spec.settings:
+        if key in args:
+            value = atof(args.pop(key))
+            check_setting(key, value)
+            if value != _SETTING_DEFAULTS[key]:
+                given[key] = value
+    if args:
+        takes = ", ".join((*spec.settings, "rel"))
+        raise MeasureError(f"{name!r}: unsupported parameter(s) {', '.join(sorted(args))}; "
+                           f"{spec.name} takes {takes}")
+    text = ",".join(f"{k}={v!r}" for k, v in given.items()) or None
+    k = m.group("k")
+    if k is None:
+        return _Request(spec, text=text, rel=rel)
+    if spec.params is not Params.CUTOFFS:
+        raise MeasureError(f"measure {name!r} takes no cutoff")
+    if int(k) < 1:
+        raise MeasureError(f"{name!r}: cutoffs must be >= 1")
+    return _Request(spec, text=text, cutoffs=(int(k),), rel=rel)
 
 
 def _ir_args(name: str, text: str | None) -> dict[str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pooling.measures import average_precision as ap
 from pooling.measures import counts, gain, incomplete, precision, user_models
+from pooling.measures import intent_aware as ia
 from pooling.measures import preferences as prefs
 from pooling.measures.spec import Kind, MeasureSpec, Params
 
@@ -176,6 +177,32 @@ SPECS: tuple[MeasureSpec, ...] = (
     MeasureSpec("set_fallout", "counts",
                 "Non-relevant docs retrieved over the collection's non-relevant docs, N - R.",
                 counts.set_fallout, ir_name="set_fallout", trec=False),
+    # ---- diversity, from subtopic qrels (-R subtopics), in ndeval's column order; identity is
+    # ndeval's name, the ir_measures spelling reads as the same measure (docs/diversity.md)
+    *(MeasureSpec(name, "intent_aware", text, fn, Params.CUTOFFS if cut else Params.NONE,
+                  "5,10,20" if cut else "", ir_name=ir + ("@k" if cut else ""), trec=False,
+                  rel_info="subtopics", settings=settings,
+                  column=name + ("@k" if cut else ""))
+      for name, ir, cut, settings, fn, text in (
+        ("ERR-IA", "ERR_IA", True, ("alpha",), ia.err_ia,
+         "ndeval's ERR-IA@k: α-discounted gain over rank, over an ideal-ideal."),
+        ("nERR-IA", "nERR_IA", True, ("alpha",), ia.nerr_ia,
+         "ndeval's nERR-IA@k: ERR-IA@k over that of the greedy ideal ranking."),
+        ("alpha-DCG", "alpha_DCG", True, ("alpha",), ia.alpha_dcg,
+         "ndeval's alpha-DCG@k: α-DCG over an ideal-ideal (each rank relevant to all)."),
+        ("alpha-nDCG", "alpha_nDCG", True, ("alpha",), ia.alpha_ndcg,
+         "ndeval's alpha-nDCG@k: α-DCG@k over that of the greedy ideal ranking."),
+        ("NRBP", "NRBP", False, ("alpha", "beta"), ia.nrbp,
+         "ndeval's NRBP: novelty- and rank-biased precision (α, patience β)."),
+        ("nNRBP", "nNRBP", False, ("alpha", "beta"), ia.nnrbp,
+         "ndeval's nNRBP: NRBP over that of the greedy ideal ranking."),
+        ("MAP-IA", "AP_IA", False, (), ia.map_ia,
+         "ndeval's MAP-IA: each subtopic's AP, averaged over the topic's subtopics."),
+        ("P-IA", "P_IA", True, (), ia.p_ia,
+         "ndeval's P-IA@k: relevant (doc, subtopic) pairs in the top k over k x subtopics."),
+        ("strec", "StRecall", True, (), ia.subtopic_recall,
+         "ndeval's strec@k: share of the subtopics with a relevant doc in the top k."),
+      )),
 )
 
 REGISTRY: dict[str, MeasureSpec] = {spec.name: spec for spec in SPECS}
@@ -201,4 +228,5 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
         " prefs_pair prefs_avgjg".split()
     ),
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+    "ndeval": tuple(s.name for s in SPECS if s.family == "intent_aware"),
 }

@@ -78,8 +78,14 @@ class MeasureSpec:
     ir_name: str | None = None  # ir_measures spelling, `@k` where a cutoff goes
     trec: bool = True  # a trec_eval 10.0 measure
     # The relevance information it needs (trec_eval's -R): "qrels", "prefs" (prefs or
-    # qrels_prefs files) or "qrels_jg"; None for runid and num_q, which need none.
+    # qrels_prefs files), "qrels_jg" or "subtopics"; None for runid and num_q, which need none.
     rel_info: str | None = "qrels"
+    # Named numeric settings it takes besides cutoffs and rel (the diversity measures'
+    # alpha and beta), written `name(alpha=0.3)@k`; the Measure's param_text holds them.
+    settings: tuple[str, ...] = ()
+    # Output name template where it is neither the trec_eval nor the ir_measures name
+    # (ndeval's own: `alpha-nDCG@k`).
+    column: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,7 +105,8 @@ class Measure:
         """Output names, one per value column, in trec_eval's order."""
         spec = self.spec
         if self.rel is not None or not spec.trec:
-            return [ir_column(spec, v, self.rel) for v in self._column_values()]
+            extra = self.param_text if spec.settings else None
+            return [ir_column(spec, v, self.rel, extra) for v in self._column_values()]
         if spec.params is Params.CUTOFFS:
             return [f"{spec.name}_{k}" for k in self.values]
         if spec.params is Params.FRACTIONS:
@@ -124,7 +131,7 @@ class Measure:
     def _column_values(self) -> list[Any]:
         if self.spec.params in (Params.CUTOFFS, Params.FRACTIONS):
             return list(self.values)
-        return [self.param_text]
+        return [None if self.spec.settings else self.param_text]
 
     @property
     def multi(self) -> bool:
@@ -134,14 +141,17 @@ class Measure:
         return self.rel if self.rel is not None else default
 
 
-def ir_column(spec: MeasureSpec, value: Any, rel: int | None) -> str:
-    """ir_measures-style name: `P(rel=2)@5`, `Judged@10`, `AP(rel=2)`."""
-    template = spec.ir_name or spec.name
+def ir_column(spec: MeasureSpec, value: Any, rel: int | None, settings: str | None = None) -> str:
+    """ir_measures-style name: `P(rel=2)@5`, `Judged@10`, `AP(rel=2)`,
+    `alpha-nDCG(alpha=0.3)@20` (settings: the measure's `alpha=0.3` text)."""
+    template = spec.column or spec.ir_name or spec.name
     base, _, _ = template.partition("@")
     args = []
     if "(" in base:
         base, inner = base[:-1].split("(", 1)
         args.append(inner)
+    if settings:
+        args.append(settings)
     if rel is not None:
         args.append(f"rel={rel}")
     name = base + (f"({','.join(args)})" if args else "")
