@@ -291,6 +291,26 @@ def qrels_derive(
               f"(rule {rule}{by}){subs}", highlight=False)
 
 
+@qrels_app.command("export-subtopics")
+def qrels_export_subtopics(
+    store: StoreArg,
+    qrels: Annotated[str | None, typer.Option(
+        "--qrels", help="A qrels version with subtopics (default: the store's default).")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="File to write (default: stdout).")] = None,
+) -> None:
+    """Write a subtopic qrels version as ndeval reads it (query_id subtopic doc_id relevance);
+    with -o its provenance goes beside it in FILE.meta.json. Import one with `pooling import
+    qrels FILE --format subtopic`."""
+    from pooling.store import Store
+    from pooling.store.qrels import export_subtopic_qrels, sidecar_path
+
+    with Store(store, read_only=True) as s:
+        name = export_subtopic_qrels(s, output if output else sys.stdout, qrels)
+    if output:
+        err.print(f"wrote subtopic qrels version {name} to {output} (provenance in "
+                  f"{sidecar_path(output)})", highlight=False)
+
+
 @qrels_app.command("plain")
 def qrels_plain(
     store: StoreArg,

@@ -49,6 +49,11 @@ class Store(Database):
         from pooling.store.qrels import import_qrels_file, save_qrels
 
         if isinstance(qrels, (str, os.PathLike)) and not str(qrels).endswith((".parquet", ".csv")):
+            if options.get("format") == "subtopic":  # ndeval's: query_id subtopic doc_id grade
+                from pooling.store.qrels import import_subtopic_qrels_file
+
+                options.pop("format")
+                return import_subtopic_qrels_file(self, qrels, name=name, **options)
             if _sampled_file(qrels, options):
                 from pooling.store.sampled_qrels import import_sampled_qrels_file
 

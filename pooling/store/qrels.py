@@ -199,17 +199,12 @@ PLAIN_FROM_SUBTOPICS = "max over subtopics"  # the stated rule, recorded with th
 
 
 def plain_from_subtopics(table: pa.Table) -> pa.Table:
-    """Plain qrels from subtopic qrels (query_id, subtopic, doc_id, relevance): a document's
-    grade is its maximum over the topic's subtopics, so it is relevant when it is relevant to
-    any subtopic; rows in (query_id, doc_id) order."""
-    best: dict[tuple[str, str], int] = {}
-    for q, d, g in zip(*(table[c].to_pylist() for c in ("query_id", "doc_id", "relevance")),
-                       strict=True):
-        best[(q, d)] = max(g, best.get((q, d), g))
-    rows = sorted(best.items())
-    return pa.table({"query_id": pa.array([q for (q, _), _ in rows], pa.string()),
-                     "doc_id": pa.array([d for (_, d), _ in rows], pa.string()),
-                     "relevance": pa.array([g for _, g in rows], pa.int64())})
+    """Plain qrels from subtopic qrels (query_id, subtopic, doc_id, relevance) by the stated
+    rule, `pooling.formats.subtopic_qrels.plain_qrels`: a document's grade is its maximum over
+    the topic's subtopics, so it is relevant when it is relevant to any subtopic."""
+    from pooling.formats.subtopic_qrels import plain_qrels
+
+    return plain_qrels(table)
 
 
 def save_subtopic_qrels(store: Database, table: pa.Table, name: str, **version: Any) -> QrelsImport:
@@ -262,3 +257,52 @@ def derive_plain_qrels(store: Database, version: str, name: str) -> QrelsImport:
                       source=info["name"], grades=list(info["grades"]),
                       relevance_level=info["relevance_level"],
                       params={"rule": PLAIN_FROM_SUBTOPICS, "from": info["name"]})
+
+
+def import_subtopic_qrels_file(store: Database, path: str | Path, *, name: str | None = None,
+                               allow_copy: bool = False, grades: str | None = None,
+                               topic_map: TopicMap | None = None) -> QrelsImport:
+    """Import ndeval's subtopic qrels (`query_id subtopic doc_id relevance`) as a new subtopic
+    qrels version (`save_subtopic_qrels`; default name: the file name without suffixes). The
+    same content again is "already imported", as for `import_qrels_file`; a topic map is
+    applied and recorded. grades (SMART's mapping) is refused: the grades are as written."""
+    from pooling.formats.subtopic_qrels import parse_subtopic_qrels
+
+    if grades is not None:
+        raise StoreError("--grades maps a SMART file's grades; a subtopic qrels file's grades "
+                         "are read as written, so leave --grades out")
+    raw = read_file_bytes(path)
+    sha = hashlib.sha256(raw).hexdigest()
+    source = display_name(path)
+    prior = prior_imports(store, "qrels", sha)
+    if (same := already_imported(prior, name)) is not None:
+        return QrelsImport(name or same.target, "already imported")
+    if prior and not allow_copy:
+        raise StoreError(same_content_refusal(source, "qrels version", prior[0], str(name)))
+    table = parse_subtopic_qrels(raw, source).select(["query_id", "subtopic", "doc_id",
+                                                      "relevance"])
+    used: dict[str, str] = {}
+    if topic_map is not None:
+        table, used = topic_map.apply(table)
+    version = name or Path(path).name.split(".")[0]
+    result = save_subtopic_qrels(
+        store, table, version, method="imported", source=source, sha256=sha,
+        details=details_json(format="subtopic",
+                             topic_map=topic_map.record(used) if topic_map and used else None))
+    result.format = "subtopic"
+    return result
+
+
+def export_subtopic_qrels(store: Database, out, version: str | None = None) -> str:
+    """Write a subtopic qrels version as ndeval reads it (`query_id subtopic doc_id relevance`,
+    by topic, subtopic and document); written to a path, its provenance goes beside it as
+    `PATH.meta.json`. Returns the version's name."""
+    from pooling.formats.subtopic_qrels import write_subtopic_qrels
+
+    info = store.qrels_info(version)
+    write_subtopic_qrels(subtopic_qrels_table(store, info["name"]), out)
+    if not hasattr(out, "write"):
+        provenance = {**qrels_provenance(info),
+                      "format": "subtopic qrels (ndeval): query_id subtopic doc_id relevance"}
+        write_text(sidecar_path(out), json.dumps(provenance, indent=1, ensure_ascii=False) + "\n")
+    return info["name"]

@@ -310,3 +310,32 @@ def test_a_subtopic_round_is_not_sampled_in_strata(tmp_path):
         create_round(s, "div", "sample", strategy_params={"strata": "1", "rates": "1,0.5"},
                      subtopics=True)
     s.close()
+
+
+def test_subtopic_qrels_go_out_and_come_back_in_ndevals_format(store, tmp_path):
+    import subprocess
+    import sys
+
+    from pooling.formats.subtopic_qrels import read_subtopic_qrels
+    from pooling.judging.rules import derive_qrels
+    from pooling.store.qrels import export_subtopic_qrels, subtopic_qrels_table
+    _two_assessors_judge(store)
+    derive_qrels(store, "latest", "div-latest", round_id="div")
+    out = tmp_path / "div.qrels"
+    assert export_subtopic_qrels(store, out, "div-latest") == "div-latest"
+    assert out.read_text().splitlines()[:3] == ["1 1 d1 2", "1 1 d2 0", "1 2 d1 1"]
+    assert (tmp_path / "div.qrels.meta.json").exists()
+    assert read_subtopic_qrels(out).num_rows == 8
+    again = store.import_qrels(out, name="div-again", format="subtopic")
+    assert (again.status, again.format, again.n_rows) == ("imported", "subtopic", 3)
+    assert (subtopic_qrels_table(store, "div-again").to_pylist()
+            == subtopic_qrels_table(store, "div-latest").to_pylist())
+    assert store.import_qrels(out, name="div-again", format="subtopic").status == "already imported"
+    path = store.path
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "pooling", "qrels", "export-subtopics", str(path),
+                           "--qrels", "div-again"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == out.read_text(), done.stderr
+    plain = subprocess.run([sys.executable, "-m", "pooling", "qrels", "export-subtopics",
+                            str(path), "--qrels", "div-plain-none"], capture_output=True, text=True)
+    assert plain.returncode != 0 and "Traceback" not in plain.stderr
