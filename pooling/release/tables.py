@@ -62,12 +62,17 @@ POOL_STRATA = ("SELECT round_id, query_id, doc_id, stratum, inclusion_probabilit
                "FROM pool_strata ORDER BY round_id, query_id, doc_id")
 
 # Which pooled run put which pool entry there, at which rank (trec_eval's order: score
-# descending, then doc_id descending, the order every strategy pools in).
+# descending, then doc_id descending, the order every strategy pools in): within the
+# round's depth for a depth pool, within its candidate depth when it has one, else anywhere.
 CONTRIBUTIONS_SCHEMA = pa.schema([("round_id", pa.string()), ("query_id", pa.string()),
                                   ("doc_id", pa.string()), ("run_id", pa.string()),
                                   ("rank", pa.int64())])
 CONTRIBUTIONS = """
-    WITH pooled AS (SELECT round_id, UNNEST(pooled_runs) AS run_id FROM rounds),
+    WITH pooled AS (
+        SELECT round_id, UNNEST(pooled_runs) AS run_id, coalesce(
+            TRY_CAST(json_extract_string(params, '$.strategy.depth') AS BIGINT),
+            candidate_depth) AS depth
+        FROM rounds),
     ranked AS (
         SELECT run_id, query_id, doc_id, row_number() OVER (
             PARTITION BY run_id, query_id ORDER BY score DESC, doc_id DESC) AS rank
@@ -75,6 +80,7 @@ CONTRIBUTIONS = """
     SELECT p.round_id, p.query_id, p.doc_id, k.run_id, k.rank
     FROM pool_entries p JOIN pooled r ON r.round_id = p.round_id
     JOIN ranked k ON k.run_id = r.run_id AND k.query_id = p.query_id AND k.doc_id = p.doc_id
+    WHERE r.depth IS NULL OR k.rank <= r.depth
     ORDER BY p.round_id, p.query_id, p.position, k.run_id
 """
 
