@@ -98,6 +98,33 @@ def _time(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
+def _append_history(store: Store, path: Path) -> None:
+    """The released judgment history, in its order, through the one judgment writer
+    (`pooling.judging.judgments.insert`): each stretch of judgments made at one instant is
+    one call at that instant, so every judgment keeps its time and its place in the order
+    (the store numbers them anew from its own sequence)."""
+    import pyarrow.parquet as pq
+
+    from pooling.judging.history import Judgment
+    from pooling.judging.judgments import insert
+
+    stretch: list[Judgment] = []
+    at = None
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=1 << 16):
+        for row in batch.to_pylist():
+            if stretch and row["judged_at"] != at:
+                insert(store.con, stretch, at)
+                stretch = []
+            at = row["judged_at"]
+            stretch.append(Judgment(
+                round_id=row["round_id"], assessor_id=row["assessor"], query_id=row["query_id"],
+                doc_id=row["doc_id"], grade=row["grade"], kind=row["kind"],
+                seconds=row["seconds"], submission_id=row["submission_id"],
+                probability=row["probability"], rationale=row["rationale"]))
+    if stretch:
+        insert(store.con, stretch, at)
+
+
 def _fill(store: Store, root: Path, m: dict[str, Any]) -> dict[str, int]:
     now = utcnow()
     with store.transaction():
@@ -147,12 +174,8 @@ def _fill(store: Store, root: Path, m: dict[str, Any]) -> dict[str, int]:
                       "VALUES (?, ?, 'assessor', '', ?, ?, ?, ?, ?, ?)",
                       [a["name"], a["name"], now, a["kind"], a["backend"], a["model"],
                        a["prompt_sha256"], now])
-        if (p := _parquet(root, m, "judgments")) is not None:
-            store.sql("judgments", "INSERT INTO judgments (submission_id, round_id, query_id, "
-                      "doc_id, assessor_id, kind, grade, seconds, judged_at, seq, probability, "
-                      "rationale) SELECT submission_id, round_id, query_id, doc_id, assessor, "
-                      f"kind, grade, seconds, judged_at, seq, probability, rationale "
-                      f"FROM read_parquet({p})")
+        if (relative := m["files"]["parquet"].get("judgments")) is not None:
+            _append_history(store, root / relative)
         subsets = m.get("topic_subsets") or {}
         if subsets:
             rows = [(name, q) for name, ids in subsets.items() for q in ids]
