@@ -56,7 +56,7 @@ def robust03(shared: Path, work: Path) -> None:
         subprocess.run([*POOLING, *map(str, args)], check=True, stdout=subprocess.DEVNULL)
     seconds, rss = timed(["release", str(store), str(work / "robust03-release")])
     files = sum(1 for _ in (work / "robust03-release").rglob("*"))
-    print(f"Robust03 release (17 runs, 50 topics, depth-125 round, pool bias): {seconds:.1f} s "
+    print(f"Robust03 release (17 runs, depth-125 round, pool bias): {seconds:.1f} s "
           f"(target < 30 s), peak RSS {rss:.0f} MiB, {files} files")
 
 
