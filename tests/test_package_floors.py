@@ -30,6 +30,7 @@ FLOORS: list[list[str]] = [
     # Agreement and triage read from a store: the label sets of stored judges, people, qrels.
     ["agreement.sources", "agreement.label_agreement", "agreement.triage"],
     ["leaderboard"],  # systems ranked, compared and tested for significance
+    ["release"],  # a collection published: the bundle, its datasheet, and the rebuild from it
     ["web"],  # the judging server
     ["cli", "__main__"],  # the command line
 ]

@@ -31,6 +31,7 @@ from pooling.cli import (  # noqa: E402,F401  isort: skip
     simulate_cmds,
     leaderboard_cmds,
     serve_cmds,
+    release_cmds,
 )
 
 
