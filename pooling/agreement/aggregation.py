@@ -21,13 +21,15 @@ MACE score below the majority (docs/crowds.md has the figures).
 
 Gold (known labels for some tasks) seeds a model: those tasks' posteriors are fixed to the gold
 label, so the workers' estimates learn from them. Accuracy of a seeded model must be measured
-on tasks that were not seeded (`cross_validated_accuracy`).
+on tasks that were not seeded (`cross_validated_labels`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,6 +194,15 @@ def _crowdkit() -> Any:
     return crowdkit.aggregation
 
 
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """crowd-kit 1.4.2 passes pandas keywords (inplace=, copy=) that pandas 3 deprecates: its
+    warnings say nothing to a user of pooling."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module="crowdkit")
+        yield
+
+
 def _wawa_class() -> type:
     """crowd-kit's Wawa without scikit-learn's `check_is_fitted` (see the module's docstring)."""
     kit = _crowdkit()
@@ -210,15 +221,16 @@ def _wawa_class() -> type:
 
 def _fit_wawa(coded: pd.DataFrame, classes: list[int], seed: pd.Series, *, tie: str,
               **_: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Wawa's two steps: each worker's skill is their agreement with the majority (ties as
+    `tie`; a seeded task's truth is its gold), then each task's vote weighted by skill."""
+    majority = _majority_probas(coded, classes)
+    truth = pd.Series(np.asarray(classes)[_pick(majority.to_numpy(), tie)], index=majority.index)
+    rows = seed.index.intersection(truth.index)
+    truth.loc[rows] = seed.loc[rows]
     wawa = _wawa_class()()
-    wawa.fit(coded)
-    if not seed.empty:  # skills against the majority, with the gold tasks' gold label
-        majority = _majority_probas(coded, classes)
-        truth = pd.Series(np.asarray(classes)[majority.to_numpy().argmax(axis=1)],
-                          index=majority.index)
-        truth.loc[seed.index.intersection(truth.index)] = seed
+    with _quiet():
         wawa.skills_ = _crowdkit().utils.get_accuracy(coded, true_labels=truth, by="worker")
-    wawa._apply(coded)
+        wawa._apply(coded)
     probas = _seeded(wawa.probas_.reindex(columns=classes, fill_value=0.0), seed)
     return probas, _empirical_confusion(coded, _decided(probas, tie), classes)
 
@@ -226,7 +238,8 @@ def _fit_wawa(coded: pd.DataFrame, classes: list[int], seed: pd.Series, *, tie: 
 def _fit_dawid_skene(coded: pd.DataFrame, classes: list[int], seed: pd.Series, *, n_iter: int,
                      tol: float, **_: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     ds = _crowdkit().DawidSkene(n_iter=n_iter, tol=tol)
-    ds.fit(coded, true_labels=seed if not seed.empty else None)
+    with _quiet():
+        ds.fit(coded, true_labels=seed if not seed.empty else None)
     probas = ds.probas_.reindex(columns=classes, fill_value=0.0)
     errors = ds.errors_.reindex(columns=classes, fill_value=0.0)
     full = pd.MultiIndex.from_product([sorted(coded["worker"].unique()), classes],
@@ -291,31 +304,25 @@ def accuracy(predicted: Mapping[str, int], truth: Mapping[str, int], *,
     return sum(read(predicted.get(t)) == read(g) for t, g in truth.items()) / len(truth)
 
 
-def cross_validated_accuracy(labels: pa.Table | pd.DataFrame, model: str,
-                             gold: Mapping[str, int], *, folds: int = 5, seed: int = 0,
-                             binary_threshold: int | None = None,
-                             scored_threshold: int | None = None, **options: Any) -> float:
-    """Accuracy of `model` seeded with gold, measured by k-fold cross-validation over the gold:
-    each fold's tasks are scored by a model seeded with the other folds' gold only, so no task
-    is scored by a model that saw its gold label. Returns the accuracy over all gold tasks.
-
-    binary_threshold: aggregate relevant/not (see `aggregate`); scored_threshold: score the
-    labels as relevant (>= it) or not, after a graded aggregation.
-    """
+def cross_validated_labels(labels: pa.Table | pd.DataFrame, model: str,
+                           gold: Mapping[str, int], *, folds: int = 5, seed: int = 0,
+                           **options: Any) -> dict[str, int]:
+    """Each gold task's label from `model` seeded with the gold of the other folds only
+    (k-fold cross-validation over the gold, folds drawn at random with `seed`): no task is
+    labelled by a model that saw its gold label. options: as `aggregate` (binary_threshold
+    applies to the gold seed too). Score the result with `accuracy` against the gold."""
     if folds < 2:
         raise AgreementError("cross-validation needs 2 folds or more")
+    if len(gold) < folds:
+        raise AgreementError(f"{len(gold)} gold task(s) cannot be split into {folds} folds")
     tasks = sorted(gold)
     order = np.random.default_rng(seed).permutation(len(tasks))
-    hits = 0
+    out: dict[str, int] = {}
     for k in range(folds):
-        held = {tasks[i] for i in order[k::folds]}
-        train = {t: g for t, g in gold.items() if t not in held}
-        result = aggregate(labels, model, gold=train, binary_threshold=binary_threshold,
-                           **options)
-        truth = {t: gold[t] for t in held}
-        threshold = binary_threshold if binary_threshold is not None else scored_threshold
-        if binary_threshold is not None:
-            truth = {t: int(g >= binary_threshold) for t, g in truth.items()}
-            threshold = None
-        hits += round(accuracy(result.labels(), truth, binary_threshold=threshold) * len(truth))
-    return hits / len(tasks)
+        held = [tasks[i] for i in order[k::folds]]
+        train = dict(gold)
+        for t in held:
+            del train[t]
+        predicted = aggregate(labels, model, gold=train, **options).labels()
+        out.update({t: predicted[t] for t in held if t in predicted})
+    return out
