@@ -98,17 +98,20 @@ def main() -> None:
     print("\ncost curve: accuracy on the gold pairs keeping the first k labels of each pair "
           "(3-grade / binary)")
     ks = list(range(1, args.max_labels + 1))
-    print(f"{'model':<12} " + " ".join(f"{'k=' + str(k):>13}" for k in ks))
+    print(f"{'model':<12} " + " ".join(f"{'k=' + str(k):>13}" for k in ks) + f"{'all':>14}")
     keep_masks = {k: pa.array([p <= k for p in position]) for k in ks}
+    keep_masks[max(position)] = pa.array([True] * len(position))
     for model in MODELS:
         cells = []
-        for k in ks:
+        for k in keep_masks:
             predicted = aggregate(labels.filter(keep_masks[k]), model).labels()
             grade3, binary = scores(predicted, gold)
             cells.append(f"{grade3:.3f}/{binary:.3f}")
         print(f"{model:<12} " + " ".join(f"{c:>13}" for c in cells), flush=True)
-    mean = labels.num_rows / pairs
-    print(f"\n(labels per pair: {mean:.2f} on average; k >= the most a pair has is all labels)")
+    kept = {k: sum(p <= k for p in position) for k in ks}
+    print(f"\nlabels kept: " + ", ".join(f"k={k} {n:,}" for k, n in kept.items())
+          + f"; all {labels.num_rows:,} ({labels.num_rows / pairs:.2f} per pair, "
+          f"at most {max(position)})")
 
 
 if __name__ == "__main__":
