@@ -109,7 +109,7 @@ def main() -> None:
             cells.append(f"{grade3:.3f}/{binary:.3f}")
         print(f"{model:<12} " + " ".join(f"{c:>13}" for c in cells), flush=True)
     kept = {k: sum(p <= k for p in position) for k in ks}
-    print(f"\nlabels kept: " + ", ".join(f"k={k} {n:,}" for k, n in kept.items())
+    print("\nlabels kept: " + ", ".join(f"k={k} {n:,}" for k, n in kept.items())
           + f"; all {labels.num_rows:,} ({labels.num_rows / pairs:.2f} per pair, "
           f"at most {max(position)})")
 
