@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 from crowd_aggregation import read_crowd  # noqa: E402
 
 # (3-grade, binary) accuracy on the 3,277 gold pairs, as the script prints them
-PRINTED = {"majority": (0.462, 0.655), "wawa": (0.469, 0.661), "dawid-skene": (0.503, 0.693)}
+PRINTED = {"majority": (0.462, 0.655), "wawa": (0.465, 0.659), "dawid-skene": (0.503, 0.693)}
 
 
 @pytest.fixture(scope="module")
