@@ -121,6 +121,7 @@ def test_dawid_skene_gives_the_same_labels_as_crowd_kit_itself(crowd, results):
     assert results["dawid-skene"].labels() == theirs.to_dict()
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
 def test_wawa_works_with_this_scikit_learn_and_equals_the_weighted_vote(crowd, results):
     """crowd-kit 1.4.2's own Wawa fails with scikit-learn >= 1.6; ours must not, and must be
     Wawa: each worker weighted by agreement with the majority."""
