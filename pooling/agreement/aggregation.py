@@ -89,13 +89,15 @@ def aggregate(labels: pa.Table | pd.DataFrame, model: str, *,
     """Aggregate a labels table (worker, task, label) with `model` (one of MODELS).
 
     gold: task -> known label; seeds the model (those tasks' posteriors are fixed to it).
+    Gold on a task nobody labelled, or with a label nobody gave, cannot seed and is left out;
+    `params["gold_tasks"]` counts the tasks that did.
     binary_threshold: labels >= it count as 1 and the others as 0 before aggregating (so gold
     too); None keeps the graded labels. tie: majority's ties ('lower' or 'higher').
     n_iter and tol: Dawid–Skene's EM iterations and its stopping tolerance.
     """
     if model not in MODELS:
         raise AgreementError(f"unknown aggregation model {model!r}; use one of "
-                               f"{', '.join(MODELS)}")
+                             f"{', '.join(MODELS)}")
     if tie not in ("lower", "higher"):
         raise AgreementError("tie must be 'lower' or 'higher'")
     frame = _frame(labels)
