@@ -262,7 +262,8 @@ def batch_import(
 def qrels_derive(
     store: StoreArg,
     rule: Annotated[str, typer.Option(help="latest, primary, majority, adjudicated, mean (people's "
-                                      "judgments), human-first or judge-only (with --judge).")],
+                                      "judgments), human-first or judge-only (with --judge), "
+                                      "or an aggregation model: wawa, dawid-skene.")],
     name: Annotated[str, typer.Option(help="Name of the new qrels version.")],
     round: Annotated[str | None, typer.Option("--round", help="Only this round's judgments.")] = None,
     tie: Annotated[str, typer.Option(help="Majority ties go to the 'lower' or 'higher' grade.")] = "lower",
@@ -272,16 +273,24 @@ def qrels_derive(
     judge_grades: Annotated[str | None, typer.Option(
         "--judge-grades", help="Map the judge's grades onto the people's scale, e.g. "
         "0=0,1=0,2=1,3=2 (unmapped grades are kept).")] = None,
+    gold: Annotated[str | None, typer.Option(
+        help="wawa, dawid-skene: a qrels version whose grades seed the model; its pairs stay "
+             "out of the new version.")] = None,
 ) -> None:
-    """Derive a new qrels version from the judgments by an explicit rule."""
+    """Derive a new qrels version from the judgments by an explicit rule.
+
+    The aggregation rules (wawa, dawid-skene) also store each pair's posterior probability
+    and each assessor's estimated confusion matrix (`pooling qrels workers`).
+    """
     from pooling.judging.rules import derive_qrels
     from pooling.store import Store
 
     mapping = _grade_map(judge_grades) if judge_grades else None
     with Store(store) as s:
         r = derive_qrels(s, rule, name, round_id=round, tie=tie, relevance_level=relevance_level,
-                         judge=judge, judge_grades=mapping)
+                         judge=judge, judge_grades=mapping, gold=gold)
     by = f", judge {judge}" if judge else ""
+    by += f", gold {gold}" if gold else ""
     with Store(store, read_only=True) as s:
         n_sub = s.one("subtopic rows", "SELECT count(*) FROM subtopic_qrels WHERE version = ?",
                       [r.name])[0]
@@ -339,6 +348,37 @@ def _grade_map(text: str) -> dict[int, int]:
             raise StoreError(f"--judge-grades takes from=to grade pairs like 0=0,1=0,2=1,3=2; "
                              f"got {item.strip()!r}") from None
     return mapping
+
+
+@qrels_app.command("workers")
+def qrels_workers(
+    store: StoreArg,
+    version: Annotated[str | None, typer.Argument(
+        help="A version derived with an aggregation rule (default: the default version).")] = None,
+) -> None:
+    """Each assessor's estimated confusion matrix in a version an aggregation rule made: how
+    likely they answer each grade when the truth is each grade, as the model had it."""
+    import json
+
+    from pooling.judging.model_rules import worker_confusion
+    from pooling.store import Store
+
+    with Store(store, read_only=True) as s:
+        table = worker_confusion(s, version)
+        info = s.qrels_info(version)
+    rule = json.loads(info["params"] or "{}").get("rule")
+    grades = sorted(set(table["grade"].to_pylist()))
+    matrix: dict[str, dict[tuple[int, int], float]] = {}
+    for r in table.to_pylist():
+        matrix.setdefault(r["assessor_id"], {})[(r["true_grade"], r["grade"])] = r["probability"]
+    out.print(f"qrels version {info['name']} (rule {rule}): P(grade | true grade) per assessor",
+              highlight=False)
+    view = Table("assessor", "true grade", *(f"grade {g}" for g in grades))
+    for worker, cells in matrix.items():
+        for i, true in enumerate(grades):
+            view.add_row(worker if i == 0 else "", str(true),
+                         *(f"{cells.get((true, g), 0.0):.3f}" for g in grades))
+    out.print(view)
 
 
 @qrels_app.command("adjudication")

@@ -10,8 +10,11 @@ Rules (each assessor's current judgment per pair is used; see pooling.judging.ju
 - mean:        the mean grade rounded half up;
 - human-first: a person's grade where people judged the pair (their majority, ties as
                `tie`), else the named automatic judge's;
-- judge-only:  the named automatic judge's grade alone.
-The first five use people's judgments only; the last two name the judge, whose grades can be
+- judge-only:  the named automatic judge's grade alone;
+- wawa, dawid-skene: an aggregation model's most probable grade, which learns how reliable
+               each person is (pooling.judging.model_rules); `gold` names a qrels version whose
+               pairs seed the model and stay out of the derived version.
+The first five and the models use people's judgments only; the last two name the judge, whose grades can be
 mapped onto the round's scale (`judge_grades`), and the version records it among its judges.
 
 A subtopic round's judgments give a subtopic qrels version: the rule is applied to each
@@ -33,13 +36,20 @@ import pyarrow.compute as pc
 
 from pooling.errors import StoreError
 from pooling.judging.history import effective_judgments, find_judge, judge_current
+from pooling.judging.model_rules import (
+    MODEL_RULES,
+    model_grades,
+    model_params,
+    save_model_outputs,
+)
 from pooling.judging.rounds import get_round
 from pooling.judging.sampled_rounds import is_sampled_round, sampled_grades
 from pooling.store.core import Store
 from pooling.store.qrels import QrelsImport, save_qrels, save_subtopic_qrels
 from pooling.store.sampled_qrels import save_sampled_qrels
 
-RULES = ("latest", "primary", "majority", "adjudicated", "mean", "human-first", "judge-only")
+RULES = ("latest", "primary", "majority", "adjudicated", "mean", "human-first", "judge-only",
+         *MODEL_RULES)
 JUDGE_RULES = ("human-first", "judge-only")
 
 
@@ -95,10 +105,15 @@ def shared_pairs(store: Store, round_id: str | None = None) -> int:
 
 def derive_grades(store: Store, rule: str, *, round_id: str | None = None,
                   tie: str = "lower", judge: str | None = None,
-                  judge_grades: dict[int, int] | None = None) -> pa.Table:
-    """Apply a rule to the current judgments: query_id, doc_id, relevance."""
+                  judge_grades: dict[int, int] | None = None,
+                  gold: str | None = None) -> pa.Table:
+    """Apply a rule to the current judgments: query_id, doc_id, relevance (and posterior, the
+    model's probability of that grade, for an aggregation rule)."""
     if rule not in RULES:
         raise StoreError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
+    if gold is not None and rule not in MODEL_RULES:
+        raise StoreError(f"--gold seeds an aggregation model; use it with --rule "
+                         f"{' or --rule '.join(MODEL_RULES)}")
     if tie not in ("lower", "higher"):
         raise StoreError("tie must be 'lower' or 'higher'")
     if (rule in JUDGE_RULES) != (judge is not None):
@@ -107,6 +122,8 @@ def derive_grades(store: Store, rule: str, *, round_id: str | None = None,
                          f"{' or '.join(JUDGE_RULES)}")
     if rule in JUDGE_RULES:
         return _with_judge(store, rule, round_id, tie, judge, judge_grades or {})
+    if rule in MODEL_RULES:
+        return model_grades(store, rule, round_id=round_id, gold=gold)[0]
     votes = _votes(store, round_id)
     roles = _roles(store)
     primaries = _primaries(store, round_id) if rule == "primary" else {}
@@ -154,18 +171,35 @@ def _apply(rule: str, votes: list[tuple[str, int, int]], roles: dict[str, str],
 
 def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = None,
                  tie: str = "lower", relevance_level: int = 1, judge: str | None = None,
-                 judge_grades: dict[int, int] | None = None) -> QrelsImport:
+                 judge_grades: dict[int, int] | None = None,
+                 gold: str | None = None) -> QrelsImport:
     """Derive and store a new immutable qrels version, recording the rule and its inputs.
 
     From a round pooled with strata the version is sampled qrels (`pooling.store.sampled_qrels`):
     every pooled pair keeps its stratum, and pairs the rule grades none are pooled, not sampled.
     From a subtopic round it is a subtopic qrels version (module doc).
+    An aggregation rule also stores each pair's posterior and each worker's confusion matrix,
+    in the same transaction as the version.
     """
     if round_id is not None and get_round(store, round_id).subtopics is not None:
+        if gold is not None:
+            raise StoreError(f"round {round_id!r} is judged on subtopics; gold seeds the "
+                             f"aggregation models of plain rounds only: drop --gold")
         return derive_subtopic_qrels(store, rule, name, round_id=round_id, tie=tie,
                                      relevance_level=relevance_level, judge=judge)
-    table = derive_grades(store, rule, round_id=round_id, tie=tie, judge=judge,
-                          judge_grades=judge_grades)
+    model = None
+    if rule in MODEL_RULES:
+        if judge is not None:
+            raise StoreError(f"rule {rule!r} uses people's judgments only; --judge goes with "
+                             f"{' or '.join(JUDGE_RULES)}")
+        if tie not in ("lower", "higher"):
+            raise StoreError("tie must be 'lower' or 'higher'")
+        table, model = model_grades(store, rule, round_id=round_id, gold=gold)
+        posteriors = table
+        table = table.select(["query_id", "doc_id", "relevance"])
+    else:
+        table = derive_grades(store, rule, round_id=round_id, tie=tie, judge=judge,
+                              judge_grades=judge_grades, gold=gold)
     sampled = is_sampled_round(store, round_id)
     if sampled:
         table = sampled_grades(store, round_id, table)  # type: ignore[arg-type]
@@ -180,6 +214,20 @@ def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = N
         params["judge"] = judge_id
         if judge_grades:
             params["judge_grades"] = {str(k): v for k, v in sorted(judge_grades.items())}
+    if model is None:
+        return _save(store, table, name, rule, round_id, grades, relevance_level, params,
+                     judge_id, sampled)
+    params.update(model_params(model, gold))
+    with store.transaction():
+        saved = _save(store, table, name, rule, round_id, grades, relevance_level, params,
+                      judge_id, sampled)
+        save_model_outputs(store, name, posteriors, model)
+    return saved
+
+
+def _save(store: Store, table: pa.Table, name: str, rule: str, round_id: str | None,
+          grades: list[int] | None, relevance_level: int, params: dict[str, Any],
+          judge_id: str | None, sampled: bool) -> QrelsImport:
     if sampled:
         params["sampled"] = True
         return save_sampled_qrels(store, table, name, method=f"derived:{rule}", source=round_id,

@@ -172,6 +172,18 @@ MIGRATIONS: list[list[str]] = [
             version VARCHAR NOT NULL, query_id VARCHAR NOT NULL, subtopic VARCHAR NOT NULL,
             doc_id VARCHAR NOT NULL, relevance BIGINT NOT NULL)""",
     ],
+    [
+        # Qrels versions derived by an aggregation model (`pooling qrels derive --rule
+        # dawid-skene`): each pair's posterior probability of its derived grade, and each
+        # worker's estimated confusion matrix (how likely they answer `grade` when the truth
+        # is `true_grade`), as the model had them when the version was made.
+        """CREATE TABLE qrels_posteriors (
+            version VARCHAR NOT NULL, query_id VARCHAR NOT NULL, doc_id VARCHAR NOT NULL,
+            posterior DOUBLE NOT NULL)""",
+        """CREATE TABLE qrels_workers (
+            version VARCHAR NOT NULL, assessor_id VARCHAR NOT NULL, true_grade BIGINT NOT NULL,
+            grade BIGINT NOT NULL, probability DOUBLE NOT NULL)""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -181,4 +193,6 @@ DATA_TABLES = [
     "topics", "documents", "imports", "runs", "run_results", "qrels_versions", "qrels",
     "topic_subsets", "assessors", "rounds", "pool_entries", "judgments", "assignments",
     "eval_results", "judge_calls", "pool_strata", "qrels_strata", "subtopic_qrels",
+    "qrels_posteriors",
+    "qrels_workers",
 ]
