@@ -14,7 +14,12 @@ import math
 from datetime import UTC, datetime
 from urllib.parse import quote
 
-from pooling.leaderboard.participant_report import ParticipantReports, RunReport, TopicScore
+from pooling.leaderboard.participant_report import (
+    ParticipantReports,
+    RunReport,
+    Standing,
+    TopicScore,
+)
 from pooling.leaderboard.render import fmt
 
 # Print-friendly: A4 pages for the PDF, the system's own sans-serif font, no sticky headers.
@@ -138,7 +143,7 @@ def _standing(report: RunReport) -> str:
         cells = (f"<td>{s.rank}</td><td class=\"run\">{_e(s.run_id)}</td><td>{fmt(s.value)}</td>"
                  f"<td>{'' if own else f'{s.diff:+.4f}'}</td>")
         if not report.sampled:
-            cells += (f"<td>{'' if own else fmt(s.p_adjusted, 4)}</td>"
+            cells += (f"<td>{'' if own else _p(s.p_adjusted)}</td>"
                       f'<td class="verdict">{_verdict(s, own)}</td>')
         css = ' class="self"' if own else ""
         rows.append(f'<tr data-run="{_e(s.run_id)}"{css}>{cells}</tr>')
@@ -146,7 +151,14 @@ def _standing(report: RunReport) -> str:
             f'<table id="standings">{head}{"".join(rows)}</table></section>')
 
 
-def _verdict(s, own: bool) -> str:
+def _p(value: float | None) -> str:
+    """A p-value to four decimals; one too small to show so is `< 0.0001`, not 0."""
+    if value is None or math.isnan(value):
+        return ""
+    return "< 0.0001" if value < 0.00005 else f"{value:.4f}"
+
+
+def _verdict(s: Standing, own: bool) -> str:
     if own:
         return "this run"
     if not s.significant:
@@ -213,8 +225,8 @@ def topic_chart(scores: list[TopicScore], measure: str) -> str:
     n = len(scores)
     step = 14.0
     left, top, bottom = 42.0, 10.0, 46.0
-    height = 220.0
     width = left + n * step + 10
+    height = max(220.0, width * 0.22)  # wide charts (many topics) keep a readable height
     highest = max([0.0, *(t.best for t in scores), *(t.value for t in scores)])
     top_value = 1.0 if highest <= 1 else _nice(highest)  # measures in [0, 1] keep that axis
 
