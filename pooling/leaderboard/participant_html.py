@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from datetime import UTC, datetime
 from urllib.parse import quote
 
@@ -44,7 +45,7 @@ svg text { font: 10px sans-serif; fill: #333; }
 .swatch { display: inline-block; width: .9em; height: .9em; vertical-align: -.1em;
           margin-right: .3em; }
 #per-topic-values { font-size: .9em; table-layout: fixed; } /* fixed: fast to print */
-#per-topic-values td, #per-topic-values th { overflow-wrap: anywhere; }
+#per-topic-values td { overflow-wrap: anywhere; }
 @media print { body { margin: 0; max-width: none; } section { break-inside: auto; } }
 """
 _BAR = "#1f5fa8"
@@ -194,7 +195,7 @@ def _per_topic(report: RunReport) -> str:
     by_measure = {m: {t.query_id: t for t in report.topics[m]} for m in others}
     head = (f'<tr><th class="run">topic</th><th>{_e(report.primary)}</th><th>best</th>'
             "<th>median</th><th>worst</th>"
-            + "".join(f"<th>{_e(m)}</th>" for m in others) + "</tr>")
+            + "".join(f"<th>{_breakable(m)}</th>" for m in others) + "</tr>")
     rows = []
     for t in primary:
         cells = [f'<td class="run">{_e(t.query_id)}</td>',
@@ -269,6 +270,11 @@ def _nice(value: float) -> float:
     """The next of 1, 2, 2.5, 5 × a power of ten at or above value."""
     power = 10.0 ** math.floor(math.log10(value))
     return next(power * m for m in (1, 2, 2.5, 5, 10) if power * m >= value)
+
+
+def _breakable(name: str) -> str:
+    """A measure name that may wrap after "_" or "@" (ndcg_cut_10 over two lines)."""
+    return re.sub(r"([_@])", r"\1<wbr>", _e(name))
 
 
 def _e(text: object) -> str:
