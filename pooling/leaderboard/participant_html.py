@@ -60,12 +60,13 @@ def report_html(report: RunReport, description: str, *, title: str | None = None
         f'<p class="caption">qrels {_e(report.qrels_version)}; {report.n_runs} runs; '
         f"generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.</p>",
     ]
-    if report.sampled:
-        parts.append(f'<p class="estimate" id="sample-note">{_e(report.notes[0])}</p>')
-    parts += [_summary(report), _standing(report), _judged(report)]
-    parts.append(_per_topic(report))
+    # What the reader must know before any number: estimates from a sample, or a run whose
+    # top documents are too rarely judged.
+    note_id = "sample-note" if report.sampled else "flag-note"
+    parts += [f'<p class="estimate" id="{note_id}">{_e(note)}</p>' for note in report.notes[:1]]
+    parts += [f'<p class="estimate">{_e(note)}</p>' for note in report.notes[1:]]
+    parts += [_summary(report), _standing(report), _judged(report), _per_topic(report)]
     parts.append(f'<p class="note" id="method">{_e(description)}</p>')
-    parts += [f'<p class="note">{_e(n)}</p>' for n in report.notes if not report.sampled]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 

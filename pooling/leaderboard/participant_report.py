@@ -16,6 +16,9 @@ are estimates from a sample of that size.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
 
 from pooling.leaderboard.board import DEFAULT_MEASURES, leaderboard
 from pooling.leaderboard.per_topic import topic_report
@@ -172,8 +175,9 @@ def participant_reports(
     return ParticipantReports(lb.qrels_version, lb.primary, description, reports)
 
 
-def _sampled_reports(store: Store, version: str, measures, runs: list[str] | None,
-                     topics, seed: int, judged_depths: tuple[int, ...]) -> ParticipantReports:
+def _sampled_reports(store: Store, version: str, measures: list[str] | tuple[str, ...] | None,
+                     runs: list[str] | None, topics: str | list[str] | None, seed: int,
+                     judged_depths: tuple[int, ...]) -> ParticipantReports:
     """Reports on a sampled version: estimates with intervals, ordered by the first estimator,
     per-topic estimates beside the best, median and worst, and the sample's size."""
     from pooling.leaderboard.sampled import (
@@ -210,7 +214,7 @@ def _sampled_reports(store: Store, version: str, measures, runs: list[str] | Non
     return ParticipantReports(version, lb.primary, description, reports, sampled=True)
 
 
-def _per_topic(table) -> dict[str, dict[str, list[TopicScore]]]:
+def _per_topic(table: pa.Table) -> dict[str, dict[str, list[TopicScore]]]:
     """run_id -> measure -> per-topic scores, in `topic_report`'s topic order."""
     out: dict[str, dict[str, list[TopicScore]]] = {}
     cols = table.to_pydict()
@@ -221,7 +225,7 @@ def _per_topic(table) -> dict[str, dict[str, list[TopicScore]]]:
     return out
 
 
-def _tests(pairs: list[dict]) -> dict[tuple[str, str], tuple[float, bool]]:
+def _tests(pairs: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[float, bool]]:
     """(run, other) -> (adjusted p, significant), both ways round."""
     out = {}
     for p in pairs:
@@ -231,7 +235,7 @@ def _tests(pairs: list[dict]) -> dict[tuple[str, str], tuple[float, bool]]:
 
 
 def _judged(store: Store, version: str, depths: tuple[int, ...],
-            options: dict) -> dict[tuple[str, int], float]:
+            options: dict[str, Any]) -> dict[tuple[str, int], float]:
     """(run_id, k) -> mean Judged@k, scored and cached as `pooling evaluate` scores it."""
     from pooling.store.evaluate import evaluate_store
 
@@ -239,14 +243,11 @@ def _judged(store: Store, version: str, depths: tuple[int, ...],
         return {}
     result = evaluate_store(store, qrels=version, measures=[f"Judged@{d}" for d in depths],
                             **options)
-    by_name = {f"Judged@{d}": d for d in depths}
-    return {(r, by_name[m]): v for r, m, v in zip(
-        result.means["run_id"].to_pylist(), result.means["measure"].to_pylist(),
-        result.means["value"].to_pylist(), strict=True) if m in by_name}
+    return _judged_means(result.means, depths)
 
 
 def _sampled_judged(store: Store, version: str, depths: tuple[int, ...],
-                    topics) -> dict[tuple[str, int], float]:
+                    topics: str | list[str] | None) -> dict[tuple[str, int], float]:
     """(run_id, k) -> mean Judged@k against the sample's judged pairs, on the topics each run
     shares with them (the inferred measures' own topic rule)."""
     from pooling.evaluation import evaluate
@@ -259,7 +260,11 @@ def _sampled_judged(store: Store, version: str, depths: tuple[int, ...],
                       [stored_trec_run(store, r) for r in store.run_ids()],
                       [f"Judged@{d}" for d in depths], missing_topics="skip",
                       topics=resolve_topic_selection(store, topics))
+    return _judged_means(result.means, depths)
+
+
+def _judged_means(means: pa.Table, depths: tuple[int, ...]) -> dict[tuple[str, int], float]:
     by_name = {f"Judged@{d}": d for d in depths}
     return {(r, by_name[m]): v for r, m, v in zip(
-        result.means["run_id"].to_pylist(), result.means["measure"].to_pylist(),
-        result.means["value"].to_pylist(), strict=True) if m in by_name}
+        means["run_id"].to_pylist(), means["measure"].to_pylist(), means["value"].to_pylist(),
+        strict=True) if m in by_name}

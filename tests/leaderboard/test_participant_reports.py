@@ -300,6 +300,9 @@ def test_hostile_run_tags_get_safe_files_and_are_shown_whole(tmp_path):
         page = Page((out / unquote(href)).read_text(encoding="utf-8"))
         shown[page.find("tr", "self")[0]["data-run"]] = href
         assert len(page.find("rect", "bar")) == 3
+        # Half the documents are judged: every run is flagged, first thing on its page.
+        assert page.find("p")[1]["id"] == "flag-note"
+        assert "Flagged: Judged@10 below 0.9" in page.source
     assert sorted(shown) == sorted(HOSTILE)
     assert sorted(p for p in os.listdir(tmp_path) if p != "out dir") == sorted(
         [*(f"{k}.run" for k in range(len(HOSTILE))), "h.duckdb", "q.qrels"])
