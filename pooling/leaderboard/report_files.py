@@ -71,11 +71,11 @@ def write_participant_reports(
 
     if pdf:
         require_pdf_support()  # before any work: a missing library is said at once
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     clock = time.perf_counter()
     reports = participant_reports(store, **options)
     seconds = {"gather": time.perf_counter() - clock}
+    folder = Path(folder)  # made only now: a refused option leaves no empty folder behind
+    folder.mkdir(parents=True, exist_ok=True)
     stems = report_file_stems([r.run_id for r in reports.reports])
     clock = time.perf_counter()
     pages: dict[str, Path] = {}

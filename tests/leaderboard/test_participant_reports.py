@@ -390,6 +390,15 @@ def test_a_sampled_version_reports_estimates_with_intervals_and_says_so(tmp_path
             assert float(g["data-value"]) == inferred[(run_id, g["data-topic"])]
 
 
+def test_an_unknown_run_is_refused_by_name_and_leaves_no_folder(tmp_path, demo_store):
+    done = subprocess.run([sys.executable, "-m", "pooling", "report", "runs", str(demo_store),
+                           str(tmp_path / "out"), "--run", "nope", "--no-pdf"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: no run 'nope'") and "sysA_bm25" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_report_runs_writes_only_the_runs_asked_for(tmp_path, demo_store):
     out = tmp_path / "out"
     done = pooling("report", "runs", demo_store, out, "--no-pdf", "--run", "sysB_ql",
