@@ -30,6 +30,7 @@ from pooling.cli import (  # noqa: E402,F401  isort: skip
     judge_cmds,
     simulate_cmds,
     leaderboard_cmds,
+    report_cmds,
     serve_cmds,
     release_cmds,
 )

@@ -4,7 +4,8 @@
 (Kendall tau, tau_ap, Spearman); `topic_report` gives NIST-style per-topic best/median/worst;
 `pool_bias` re-evaluates with each run's (or team's) unique judgments removed;
 `cross_validate` picks the best of a family on training topic folds; `html_report` writes
-everything as one self-contained HTML file.
+everything as one self-contained HTML file; `participant_reports` gathers what each run's
+owner is sent and `write_participant_reports` writes it as HTML and PDF pages.
 """
 
 from pooling.leaderboard.board import DEFAULT_MEASURES, Leaderboard, leaderboard
@@ -17,10 +18,12 @@ from pooling.leaderboard.compare import (
 )
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.folds import CrossValidation, cross_validate, topic_folds
+from pooling.leaderboard.participant_report import participant_reports
 from pooling.leaderboard.per_topic import topic_report
 from pooling.leaderboard.pool_bias import PoolBias, pool_bias
 from pooling.leaderboard.render import render_leaderboard, render_table
 from pooling.leaderboard.report import html_report, store_report, write_html_report
+from pooling.leaderboard.report_files import write_participant_reports
 from pooling.leaderboard.topics import (
     resolve_topic_selection,
     save_topic_subset,
@@ -41,6 +44,7 @@ __all__ = [
     "cross_validate",
     "html_report",
     "leaderboard",
+    "participant_reports",
     "pool_bias",
     "render_leaderboard",
     "render_table",
@@ -51,4 +55,5 @@ __all__ = [
     "topic_report",
     "topic_subsets",
     "write_html_report",
+    "write_participant_reports",
 ]

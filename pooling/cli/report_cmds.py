@@ -1,0 +1,63 @@
+"""Report commands: `report runs`, the reports a campaign sends its participants."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pooling.cli.app import app
+from pooling.cli.leaderboard_options import (
+    LevelOpt,
+    MeasuresOpt,
+    QrelsOpt,
+    RunsToReportOpt,
+    SharedOpt,
+    TopicsOpt,
+    ZeroOpt,
+    scoring,
+)
+from pooling.cli.store_cmds import StoreArg
+
+report_app = typer.Typer(help="Reports for participants: one per run, with an index.",
+                         no_args_is_help=True)
+app.add_typer(report_app, name="report")
+
+
+@report_app.command("runs")
+def report_runs_command(
+    store: StoreArg,
+    out: Annotated[Path, typer.Argument(help="Folder to write the reports to (created if missing).")],
+    qrels: QrelsOpt = None,
+    measure: MeasuresOpt = [],  # noqa: B006
+    run: RunsToReportOpt = [],  # noqa: B006
+    test: Annotated[str, typer.Option(help="Pairwise test: t, randomization or tukey.")] = "t",
+    correction: Annotated[str | None, typer.Option(help="holm, bh or none (default: holm; none for tukey).")] = None,
+    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    topics: TopicsOpt = None,
+    zero: ZeroOpt = False,
+    shared_topics: SharedOpt = False,
+    relevance_level: LevelOpt = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the randomization test and the bootstrap.")] = 0,
+    pdf: Annotated[bool, typer.Option("--pdf/--no-pdf", help="Also print each report to PDF (needs WeasyPrint: the reports extra).")] = True,
+) -> None:
+    """Write one report per run (HTML and PDF) and an index.html linking them.
+
+    Each report shows the run's summary measures with intervals, its per-topic scores
+    against the best, median and worst of all runs (the TREC appendix view), its rank with
+    the significance tests against every other run, and how many of its top 10 and 100
+    documents were judged. On a sampled qrels version it shows the inferred measures'
+    estimates with their intervals and says they come from a sample. The pages fetch
+    nothing, so a participant can read them offline.
+    """
+    from pooling.leaderboard.report_files import write_participant_reports
+    from pooling.store import Store
+
+    with Store(store) as s:
+        written = write_participant_reports(
+            s, out, pdf=pdf, qrels=qrels, measures=measure or None, runs=run or None,
+            test=test, correction=correction, alpha=alpha, seed=seed,
+            **scoring(topics, zero, shared_topics, relevance_level))
+    kinds = "HTML and PDF" if pdf else "HTML"
+    typer.echo(f"qrels: {written.reports.qrels_version}", err=True)
+    typer.echo(f"wrote {len(written.pages)} report(s) ({kinds}) to {written.folder}", err=True)
+    typer.echo(str(written.index.resolve()))
