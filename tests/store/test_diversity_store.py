@@ -217,3 +217,27 @@ def test_pool_bias_on_a_diversity_measure_of_a_plain_version_is_refused(div_stor
     store, _ = div_store
     with pytest.raises(StoreError, match="versions with subtopics: div"):
         pool_bias(store, qrels="plain", measure="alpha-nDCG@20")
+
+
+def test_compare_cuts_the_subtopic_rows_to_a_depth_k_pool(div_store):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from pooling.evaluation import evaluate
+    from pooling.evaluation.trec_input import TrecRun
+    from pooling.leaderboard.compare import restricted_qrels
+    from pooling.store.qrels import subtopic_qrels_table
+
+    store, _ = div_store
+    cut = board_scores(store, BoardSpec(qrels="div", measure="alpha-nDCG@20", depth=3))
+    whole = board_scores(store, BoardSpec(qrels="div", measure="alpha-nDCG@20"))
+    assert cut != whole
+    plain = restricted_qrels(store, "div", depth=3)  # the pairs of the depth-3 pool
+    pairs = pc.binary_join_element_wise(plain["query_id"], plain["doc_id"], "\x1f")
+    rows = subtopic_qrels_table(store, "div")
+    keep = pc.is_in(pc.binary_join_element_wise(rows["query_id"], rows["doc_id"], "\x1f"), pairs)
+    runs = [TrecRun(store.run_table(r).append_column(
+        "tag", pa.array([r] * store.run_table(r).num_rows, pa.string())), r, r)
+        for r in store.run_ids()]
+    expected = evaluate(rows.filter(keep), runs, ["alpha-nDCG@20"], missing_topics="zero")
+    assert cut == {run.run_id: pytest.approx(run.summary["alpha-nDCG@20"]) for run in expected.runs}
