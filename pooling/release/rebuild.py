@@ -121,7 +121,8 @@ def _append_history(store: Store, path: Path) -> None:
                 round_id=row["round_id"], assessor_id=row["assessor"], query_id=row["query_id"],
                 doc_id=row["doc_id"], grade=row["grade"], kind=row["kind"],
                 seconds=row["seconds"], submission_id=row["submission_id"],
-                probability=row["probability"], rationale=row["rationale"]))
+                probability=row["probability"], rationale=row["rationale"],
+                subtopic=row.get("subtopic")))  # absent from releases before subtopics
     if stretch:
         insert(store.con, stretch, at)
 

@@ -180,3 +180,40 @@ def test_a_subtopic_version_is_released_as_ndeval_four_columns_and_evaluates_ide
         cli("evaluate", rebuilt, "--qrels", "div", *measure, "--format", "csv", "-o", after)
         assert b"alpha-nDCG@20" in before.read_bytes()
         assert after.read_bytes() == before.read_bytes()
+
+
+def test_a_subtopic_rounds_judgments_keep_their_subtopics_and_derive_the_same_version(
+        tmp_path):
+    from pooling.judging.assessors import add_assessor
+    from pooling.judging.history import Judgment
+    from pooling.judging.judgments import append_judgments
+    from pooling.judging.rounds import create_round
+    from pooling.judging.rules import derive_qrels
+    from pooling.store.qrels import subtopic_qrels_table
+
+    demo = Path(__file__).resolve().parents[2] / "collections" / "demo"
+    store = tmp_path / "web.duckdb"
+    with Store.create(store) as s:
+        s.import_topics(demo / "subtopics.xml", format="trec-web")
+        s.import_runs(sorted((demo / "runs").glob("*.run"))[:3])
+        rnd = create_round(s, "d1", "depth", strategy_params={"depth": 2}, subtopics=True,
+                           topics=["101", "102"]).round
+        ada = add_assessor(s, "Ada")
+        pool = s.con.execute("SELECT query_id, doc_id FROM pool_entries WHERE round_id = 'd1' "
+                             "ORDER BY query_id, position").fetchall()
+        append_judgments(s, [Judgment("d1", ada.assessor_id, q, d, (k + int(n)) % 3,
+                                      subtopic=n)
+                             for k, (q, d) in enumerate(pool) for n in rnd.subtopics_of(q)])
+        derive_qrels(s, "latest", "d1", round_id="d1")
+        before = s.arrow("j", "SELECT query_id, doc_id, subtopic, grade FROM judgments "
+                              "ORDER BY seq").to_pylist()
+    out = tmp_path / "release"
+    cli("release", store, out)
+    rebuilt = tmp_path / "rebuilt.duckdb"
+    cli("import", "release", rebuilt, out)
+    with Store(rebuilt) as b:
+        after = b.arrow("j", "SELECT query_id, doc_id, subtopic, grade FROM judgments "
+                             "ORDER BY seq").to_pylist()
+        assert after == before and all(r["subtopic"] for r in after)
+        derive_qrels(b, "latest", "again", round_id="d1")  # the history makes the same version
+        assert subtopic_qrels_table(b, "again") == subtopic_qrels_table(b, "d1")
