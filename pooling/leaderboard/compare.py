@@ -20,7 +20,7 @@ from pooling.agreement.rankings import kendall_tau, spearman_rho, tau_ap
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.store.core import Store
-from pooling.store.evaluate import is_diversity_measure
+from pooling.store.evaluate import is_diversity_measure, require_subtopics
 
 if TYPE_CHECKING:
     from pooling.judging.rounds import Round
@@ -126,6 +126,8 @@ def restricted_qrels(store: Store, qrels: str | None, *, depth: int | None = Non
     from pooling.leaderboard.pool_bias import ranked_documents
     from pooling.store.qrels import subtopic_qrels_table
 
+    if subtopics:
+        require_subtopics(store, store.resolve_qrels(qrels))
     table = subtopic_qrels_table(store, qrels) if subtopics else store.qrels_table(qrels)
     if depth is None and round is None:
         return table

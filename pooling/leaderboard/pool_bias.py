@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.store.core import Store
-from pooling.store.evaluate import is_diversity_measure
+from pooling.store.evaluate import is_diversity_measure, require_subtopics
 
 LEAVE_OUT = ("run", "team")
 _SEP = "\x1f"  # joins query_id and doc_id into one key; never inside TREC ids
@@ -249,6 +249,7 @@ def _subtopic_rows(store: Store, version: str,
     their (topic, document) keys; a version without subtopics is refused, naming those with."""
     from pooling.store.qrels import subtopic_qrels_table
 
+    require_subtopics(store, version)
     rows = subtopic_qrels_table(store, version)
     keys = pc.binary_join_element_wise(rows["query_id"], rows["doc_id"], _SEP)
     keep = pc.is_in(keys, pc.unique(base_keys))

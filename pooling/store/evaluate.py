@@ -235,6 +235,19 @@ def is_diversity_measure(name: str) -> bool:
     return bool(parsed) and all(m.spec.rel_info == "subtopics" for m in parsed)
 
 
+def require_subtopics(store: Store, version: str) -> None:
+    """Refuse a qrels version without subtopic rows for diversity measures, naming the
+    versions that have them and how to get one."""
+    having = [r[0] for r in store.con.execute(
+        "SELECT DISTINCT version FROM subtopic_qrels ORDER BY 1").fetchall()]
+    if version not in having:
+        raise StoreError(
+            f"diversity measures need subtopic qrels, and qrels version {version!r} has no "
+            f"subtopics; versions with subtopics: {', '.join(having) or 'none yet'} (import "
+            "one with `pooling import qrels FILE --format subtopic`, or derive one from a "
+            "subtopic round with `pooling qrels derive --round R`)")
+
+
 def _evaluate_intent(store: Store, version: str, run_ids: list[str], measures: list[str],
                      topic_list: list[str] | None, *, missing_topics: str, relevance_level: int,
                      max_docs: int | None, progress: Progress | None) -> StoreEvaluation:
@@ -246,7 +259,8 @@ def _evaluate_intent(store: Store, version: str, run_ids: list[str], measures: l
     from pooling.evaluation.subtopics import evaluate_subtopics
     from pooling.store.qrels import subtopic_qrels_table
 
-    table = subtopic_qrels_table(store, version)  # refuses a version without subtopics
+    require_subtopics(store, version)
+    table = subtopic_qrels_table(store, version)
     wanted = parse_measures(list(measures))
     columns = [c for m in wanted for c in m.columns]
     options = {"missing_topics": missing_topics, "relevance_level": relevance_level,
