@@ -24,6 +24,8 @@ from pooling.leaderboard.pool_bias import pool_bias
 from pooling.store import Store
 from pooling.store.evaluate import evaluate_store
 
+pyndeval = pytest.importorskip("pyndeval") if not os.environ.get("CI") else __import__("pyndeval")
+
 DIVERSITY = ["alpha-nDCG@20", "ERR-IA@20", "nERR-IA@10", "P-IA@5", "strec@10", "NRBP",
              "nNRBP", "MAP-IA"]
 DOCS = ["a", "B", "b", "d1", "d10", "d2", "d9", "D9", "x_1", "x-1", "00"] + [f"doc{i}" for i in range(25)]
@@ -241,3 +243,25 @@ def test_compare_cuts_the_subtopic_rows_to_a_depth_k_pool(div_store):
         for r in store.run_ids()]
     expected = evaluate(rows.filter(keep), runs, ["alpha-nDCG@20"], missing_topics="zero")
     assert cut == {run.run_id: pytest.approx(run.summary["alpha-nDCG@20"]) for run in expected.runs}
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_stored_diversity_values_equal_pyndeval_on_the_stored_rows(tmp_path, seed):
+    from pooling.store.qrels import subtopic_qrels_table
+
+    qrels, runs = _write_case(tmp_path, seed)
+    with Store.create(tmp_path / "d.duckdb") as store:
+        store.import_runs(runs)
+        store.import_qrels(qrels, name="div", format="subtopic")
+        ours = evaluate_store(store, qrels="div", measures=["ndeval"], missing_topics="skip")
+        got = {(r["run_id"], r["query_id"], r["measure"]): r["value"]
+               for r in ours.per_query.to_pylist()}
+        rows = [tuple(r.values()) for r in subtopic_qrels_table(store, "div").to_pylist()]
+        for run_id in store.run_ids():
+            run = [(r["query_id"], r["doc_id"], r["score"])
+                   for r in store.run_table(run_id).to_pylist()]
+            expected = pyndeval.ndeval(rows, run)
+            assert {q for (r, q, _) in got if r == run_id} == set(expected)
+            for q, values in expected.items():
+                for measure, value in values.items():  # ndeval prints %.6f
+                    assert got[run_id, q, measure] == pytest.approx(value, abs=5e-7), (q, measure)
