@@ -29,6 +29,8 @@ FIRST_TOPIC = 101
 DOCS_PER_TOPIC = {"strong": (4, 12), "passing": (4, 14), "other_aspect": (8, 20)}
 BACKGROUND_DOCS = 1500
 DEPTH = 100
+SUBTOPIC_TOPICS = 5  # topics 101-105 also come with subtopics, in subtopics.xml
+MAX_SUBTOPICS = 4
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # subject phrase | words documents about it use
@@ -372,11 +374,66 @@ Not real data: the topics, documents and runs are made up from a small built-in 
 | `documents.jsonl` | the documents: doc_id, title, text |
 | `runs/<run_id>.run` | 20 runs in TREC format (`query_id Q0 doc_id rank score run_id`), up to 100 documents a topic; tied scores are written in doc_id order |
 | `runs.tsv` | file, run_id, team, description, pooled (yes/no) of each run |
+| `subtopics.xml` | topics 101-105 again as TREC Web topics with subtopics (each an aspect of the topic's subject), for a diversity round in a store of their own |
+| `subtopics.qrels` | the hidden truth of those five topics per subtopic, in ndeval's format (`query_id subtopic doc_id grade`): a document of the topic's subject is graded on the subtopic of its aspect; other retrieved documents 0 on subtopic 1 |
 | `truth.qrels` | hidden graded truth (0-2) of every retrieved or relevant document, TREC qrels format; for simulating assessors, not for pooling |
 | `MANIFEST.json` | sha256, size and counts of every file |
 
 Truth: 2 = about the topic's subject and aspect, 1 = mentions both in passing, 0 = otherwise.
 """
+
+
+def subtopic_aspects(topic: Topic, docs: list[Document], n_aspects: int) -> list[int]:
+    """A topic's subtopics as aspects of its subject, drawing nothing from the generator:
+    the topic's own aspect first, then the aspects its subject's other documents are about,
+    most documents first (ties in the aspects' order), up to MAX_SUBTOPICS in all."""
+    counts = [0] * n_aspects
+    for d in docs:
+        if d.subject == topic.subject and d.aspect != topic.aspect:
+            counts[d.aspect] += 1
+    others = sorted((a for a in range(n_aspects) if counts[a]), key=lambda a: (-counts[a], a))
+    return [topic.aspect, *others][:MAX_SUBTOPICS]
+
+
+def subtopic_topics(topics: list[Topic], docs: list[Document], subjects: Lists,
+                    aspects: Lists) -> str:
+    """The first SUBTOPIC_TOPICS topics again as TREC Web topics with subtopics (faceted: the
+    query is the subject alone, each subtopic one of its aspects), for a diversity round in a
+    store of their own (stored topics are never replaced)."""
+    from xml.sax.saxutils import escape
+
+    lines = ["<webtrack>"]
+    for topic in topics[:SUBTOPIC_TOPICS]:
+        subject = subjects[topic.subject][0]
+        lines.append(f'<topic number="{topic.query_id}" type="faceted">')
+        lines.append(f"  <query>{escape(subject)}</query>")
+        lines.append(f"  <description>Find reports on {escape(subject)}, on any of its "
+                     "aspects.</description>")
+        for n, a in enumerate(subtopic_aspects(topic, docs, len(aspects)), start=1):
+            lines.append(f'  <subtopic number="{n}" type="inf">Find reports on '
+                         f"{escape(aspects[a][1])} {escape(subject)}.</subtopic>")
+        lines.append("</topic>")
+    lines.append("</webtrack>")
+    return "\n".join(lines) + "\n"
+
+
+def subtopic_truth(topics: list[Topic], docs: list[Document], doc_ids: np.ndarray,
+                   retrieved: np.ndarray, n_aspects: int) -> str:
+    """The hidden truth of subtopics.xml's topics per subtopic, in ndeval's format (`query_id
+    subtopic doc_id grade`): a document of the topic's subject is graded on the subtopic of
+    its aspect, 2 in focus and 1 in passing; every other document some run retrieved is
+    graded 0 on subtopic 1, so it counts as judged."""
+    lines = []
+    for i, topic in enumerate(topics[:SUBTOPIC_TOPICS]):
+        number = {a: n for n, a in enumerate(subtopic_aspects(topic, docs, n_aspects), start=1)}
+        rows = []
+        for j, d in enumerate(docs):
+            if d.subject == topic.subject and d.aspect in number:
+                rows.append((number[d.aspect], str(doc_ids[j]), 2 if d.focus else 1))
+            elif retrieved[i, j]:
+                rows.append((1, str(doc_ids[j]), 0))
+        lines += [f"{topic.query_id} {n} {doc} {grade}\n" for n, doc, grade in sorted(rows)]
+    return "".join(lines)
 
 
 def build(out: Path) -> None:
@@ -418,6 +475,9 @@ def build(out: Path) -> None:
         for j in np.flatnonzero(retrieved[i] | (truth[i] > 0))
     ]
     files["truth.qrels"] = "".join(qrels).encode()
+    files["subtopics.xml"] = subtopic_topics(topics, docs, subjects, aspects).encode()
+    files["subtopics.qrels"] = subtopic_truth(topics, docs, doc_ids, retrieved,
+                                              len(aspects)).encode()
     files["README.md"] = README.encode()
     files["MANIFEST.json"] = manifest(files, topics, docs, truth).encode()
 
@@ -448,6 +508,13 @@ def manifest(
         elif rel.startswith("runs/"):
             fields = [line.split() for line in lines]
             entry.update(run_id=fields[0][5], topics=len({f[0] for f in fields}))
+        elif rel == "subtopics.xml":
+            entry.update(topics=sum("<topic " in line for line in lines),
+                         subtopics=sum("<subtopic " in line for line in lines))
+        elif rel == "subtopics.qrels":
+            fields = [line.split() for line in lines]
+            entry.update(topics=len({f[0] for f in fields}),
+                         relevant=sum(int(f[3]) > 0 for f in fields))
         elif rel == "truth.qrels":
             fields = [line.split() for line in lines]
             entry.update(

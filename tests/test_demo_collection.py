@@ -127,3 +127,38 @@ def test_regenerating_the_demo_collection_reproduces_identical_bytes(tmp_path):
     assert sorted(fresh) == sorted(committed)
     changed = [name for name in fresh if fresh[name] != committed[name]]
     assert changed == []
+
+
+def test_subtopic_topics_repeat_five_demo_topics_with_their_subjects_aspects(manifest):
+    from pooling.formats.trec_web import read_trec_web_topics
+
+    topics = read_trec_web_topics(DEMO / "subtopics.xml").to_pylist()
+    entry = manifest["files"]["subtopics.xml"]
+    assert [t["query_id"] for t in topics] == ["101", "102", "103", "104", "105"]
+    assert entry["topics"] == len(topics)
+    subtopics = [json.loads(t["extra"])["subtopics"] for t in topics]
+    assert entry["subtopics"] == sum(len(s) for s in subtopics)
+    plain = {t["query_id"]: t for t in read_topics(DEMO / "topics.jsonl").to_pylist()}
+    for topic, subs in zip(topics, subtopics, strict=True):
+        assert 2 <= len(subs) <= 4
+        assert [s["number"] for s in subs] == [str(n) for n in range(1, len(subs) + 1)]
+        # subtopic 1 is the demo topic's own aspect: its description, word for word
+        assert subs[0]["text"] == plain[topic["query_id"]]["description"]
+        assert topic["title"].lower() in plain[topic["query_id"]]["title"].lower()
+
+
+def test_subtopic_truth_grades_each_document_once_on_a_subtopic_of_its_topic(manifest):
+    from pooling.formats.subtopic_qrels import read_subtopic_qrels
+    from pooling.formats.trec_web import read_trec_web_topics
+
+    rows = read_subtopic_qrels(DEMO / "subtopics.qrels").to_pylist()
+    entry = manifest["files"]["subtopics.qrels"]
+    assert len(rows) == entry["lines"] and entry["topics"] == 5
+    assert sum(r["relevance"] > 0 for r in rows) == entry["relevant"]
+    numbers = {t["query_id"]: {s["number"] for s in json.loads(t["extra"])["subtopics"]}
+               for t in read_trec_web_topics(DEMO / "subtopics.xml").to_pylist()}
+    assert all(r["subtopic"] in numbers[r["query_id"]] for r in rows)
+    assert len({(r["query_id"], r["doc_id"]) for r in rows}) == len(rows)
+    for q, subs in numbers.items():  # every subtopic has a relevant document
+        assert {r["subtopic"] for r in rows if r["query_id"] == q and r["relevance"] > 0} == subs
+    assert {r["relevance"] for r in rows} == {0, 1, 2}

@@ -76,3 +76,9 @@ def test_the_tour_runs_end_to_end_on_the_demo_collection(tmp_path):
     assert "<html" in (tmp_path / "leaderboard.html").read_text(encoding="utf-8").lower()
     sampled = (tmp_path / "sampled.md").read_text(encoding="utf-8")
     assert "[95% CI]" in sampled and "Estimates from a sample" in sampled
+    diversity = (tmp_path / "diversity.md").read_text(encoding="utf-8").splitlines()
+    rows = [line.split(" | ") for line in diversity if line.startswith("| ") and "sys" in line]
+    assert "alpha-nDCG@20" in diversity[0] and len(rows) == 20  # every run, on five topics
+    assert all(row[-2].strip() == "5" for row in rows)
+    assert rows[-1][2] == "sysF_random"  # the near-random run ranks last on alpha-nDCG@20
+    assert "qrels div; 5 topics; ranked by alpha-nDCG@20" in "\n".join(diversity)

@@ -31,7 +31,8 @@ def evaluate_cmd(
     store: StoreArg,
     qrels: QrelsOpt = None,
     run: Annotated[list[str], typer.Option("--run", help="Run to score (repeatable; default all).")] = [],  # noqa: B006
-    measure: Annotated[list[str], typer.Option("-m", "--measure", help="Measure (trec_eval or ir_measures name; repeatable).")] = [],  # noqa: B006
+    measure: Annotated[list[str], typer.Option("-m", "--measure", help="Measure (trec_eval or ir_measures name; repeatable). Diversity measures "
+        "(alpha-nDCG@20, ERR-IA@20, ndeval for all) on a version with subtopics.")] = [],  # noqa: B006
     zero: ZeroOpt = False,
     shared_topics: SharedOpt = False,
     relevance_level: LevelOpt = 1,
@@ -53,6 +54,8 @@ def evaluate_cmd(
 
     Accepts every measure `pooling measures` lists, and official, all_trec and set. Only
     numeric values are kept: runid and relstring are text, printed by `pooling eval`.
+    Diversity measures are computed from the version's subtopic rows, as `pooling eval`
+    computes them on the exported ndeval file.
     """
     from pooling.cli.pandas_guard import without_pandas
     from pooling.store import Store

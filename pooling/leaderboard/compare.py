@@ -20,6 +20,7 @@ from pooling.agreement.rankings import kendall_tau, spearman_rho, tau_ap
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.store.core import Store
+from pooling.store.evaluate import is_diversity_measure, require_subtopics
 
 if TYPE_CHECKING:
     from pooling.judging.rounds import Round
@@ -105,7 +106,8 @@ def board_scores(
     from pooling.evaluation import evaluate
     from pooling.store.streams import StoredRuns
 
-    qrels_table = restricted_qrels(store, spec.qrels, depth=spec.depth, round=spec.round)
+    qrels_table = restricted_qrels(store, spec.qrels, depth=spec.depth, round=spec.round,
+                                   subtopics=is_diversity_measure(spec.measure))
     present = set(qrels_table["query_id"].to_pylist())
     eval_topics = [q for q in topics if q in present] if topics is not None else None
     run_ids = runs or store.run_ids()
@@ -117,12 +119,16 @@ def board_scores(
 
 
 def restricted_qrels(store: Store, qrels: str | None, *, depth: int | None = None,
-                     round: str | None = None) -> pa.Table:
-    """A qrels version cut to a depth-k re-pool of the pooled runs, or to a round's pool."""
+                     round: str | None = None, subtopics: bool = False) -> pa.Table:
+    """A qrels version cut to a depth-k re-pool of the pooled runs, or to a round's pool;
+    with `subtopics`, its subtopic rows (for diversity measures) cut the same way."""
     from pooling.judging.rounds import choose_runs, get_round, pool_table
     from pooling.leaderboard.pool_bias import ranked_documents
+    from pooling.store.qrels import subtopic_qrels_table
 
-    table = store.qrels_table(qrels)
+    if subtopics:
+        require_subtopics(store, store.resolve_qrels(qrels))
+    table = subtopic_qrels_table(store, qrels) if subtopics else store.qrels_table(qrels)
     if depth is None and round is None:
         return table
     if round is not None:

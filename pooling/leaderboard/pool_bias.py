@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.store.core import Store
+from pooling.store.evaluate import is_diversity_measure, require_subtopics
 
 LEAVE_OUT = ("run", "team")
 _SEP = "\x1f"  # joins query_id and doc_id into one key; never inside TREC ids
@@ -149,6 +150,7 @@ def pool_bias(
     eval_topics = sorted(base_topics) if topic_list is None else [q for q in topic_list
                                                                   if q in base_topics]
     tables = {r: store.run_table(r) for r in run_ids}
+    subtopics = _subtopic_rows(store, version, base_keys) if is_diversity_measure(measure) else None
 
     def summaries(qrels_rows: pa.Table, which: list[str],
                   names: list[str]) -> dict[str, dict[str, Any]]:
@@ -167,7 +169,8 @@ def pool_bias(
     # judged@k is the leaderboard's Judged@k (trec_eval's order, which is the pool's) on the
     # pool's qrels: a run the judged depth-k pool covers scores 1 for every k <= depth.
     judged_column = f"Judged@{k_judged}"
-    full = summaries(base, run_ids, [measure, judged_column])
+    full = summaries(base if subtopics is None else subtopics[0], run_ids,
+                     [measure, judged_column])
     base_scores = {r: float(v[column]) for r, v in full.items()}
     judged_at_k = {r: float(v[judged_column]) for r, v in full.items()}
     new_scores: dict[str, float] = {}
@@ -180,8 +183,17 @@ def pool_bias(
             continue
         # Removed judgments become "pooled, not judged" (-1) rather than disappearing, so a
         # topic whose every judgment came from this unit stays in the average (scoring 0).
-        reduced = base.set_column(base.schema.get_field_index("relevance"), "relevance",
-                                  pc.if_else(gone, pa.scalar(-1, pa.int64()), base["relevance"]))
+        # A diversity measure reads the subtopic rows: the unit's documents then relevant to
+        # no subtopic (grade 0), the topic kept the same way.
+        if subtopics is None:
+            reduced = base.set_column(base.schema.get_field_index("relevance"), "relevance",
+                                      pc.if_else(gone, pa.scalar(-1, pa.int64()),
+                                                 base["relevance"]))
+        else:
+            rows, keys = subtopics
+            reduced = rows.set_column(rows.schema.get_field_index("relevance"), "relevance",
+                                      pc.if_else(pc.is_in(keys, removed),
+                                                 pa.scalar(0, pa.int64()), rows["relevance"]))
         new_scores.update(score(reduced, members))
 
     # Per run: its unique contributions that are judged / relevant.
@@ -229,6 +241,21 @@ def pool_bias(
         judged_depth=k_judged, query_ids=eval_topics, pool_size=len(pool_keys),
         judged_in_pool=base.num_rows, table=pa.table(rows),
     )
+
+
+def _subtopic_rows(store: Store, version: str,
+                   base_keys: pa.ChunkedArray) -> tuple[pa.Table, pa.ChunkedArray]:
+    """A subtopic version's rows for the judged pairs in play (the plain rows kept), with
+    their (topic, document) keys; a version without subtopics is refused, naming those with."""
+    from pooling.store.qrels import subtopic_qrels_table
+
+    require_subtopics(store, version)
+    rows = subtopic_qrels_table(store, version)
+    keys = pc.binary_join_element_wise(rows["query_id"], rows["doc_id"], _SEP)
+    keep = pc.is_in(keys, pc.unique(base_keys))
+    rows = rows.filter(keep)
+    return rows.set_column(rows.schema.get_field_index("relevance"), "relevance",
+                           pc.cast(rows["relevance"], pa.int64())), keys.filter(keep)
 
 
 def _unique_owners(contributions: pa.Table) -> pa.Table:

@@ -240,7 +240,9 @@ def _versions(m: dict[str, Any]) -> list[str]:
                    f"{v['method']}, rule/parameters {rule}, judges {judges}, relevance from "
                    f"grade {v['relevance_level']}, source {v['source'] or '-'}, made "
                    f"{v['created_at'][:19]}; file `{v['file']}`"
-                   + (f", sampled `{v['sampled_file']}`" if v["sampled_file"] else ""))
+                   + (f", sampled `{v['sampled_file']}`" if v["sampled_file"] else "")
+                   + (f", subtopics (ndeval's four columns; plain rows the maximum over "
+                      f"subtopics) `{v['subtopic_file']}`" if v.get("subtopic_file") else ""))
     return [*out, ""]
 
 

@@ -62,6 +62,11 @@ def sampled_qrels_path(stem: str) -> str:
     return f"{QRELS_DIR}/{stem}.sampled.qrels"
 
 
+def subtopic_qrels_path(stem: str) -> str:
+    """A subtopic version's rows, as ndeval reads them (query_id subtopic doc_id relevance)."""
+    return f"{QRELS_DIR}/{stem}.subtopic.qrels"
+
+
 def beir_qrels_path(stem: str) -> str:
     return f"{BEIR_QRELS_DIR}/{stem}.tsv"
 

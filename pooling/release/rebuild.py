@@ -5,8 +5,9 @@ refused, naming it, and nothing is written. The store is built in a new file bes
 and renamed to STORE only once it is complete, so a failure leaves no store behind. What
 comes back is what the release holds: topics, documents (ids or texts), runs with their
 exact scores, every qrels version with its name, rule, grades, date and default mark, sampled
-versions' strata, rounds with their pools, and the judgment history under pseudonyms (people
-come back as revoked assessors: they can log in to nothing).
+versions' strata, subtopic versions' rows (read from their ndeval files), rounds with their
+pools, and the judgment history under pseudonyms (people come back as revoked assessors: they
+can log in to nothing).
 """
 
 from __future__ import annotations
@@ -120,9 +121,24 @@ def _append_history(store: Store, path: Path) -> None:
                 round_id=row["round_id"], assessor_id=row["assessor"], query_id=row["query_id"],
                 doc_id=row["doc_id"], grade=row["grade"], kind=row["kind"],
                 seconds=row["seconds"], submission_id=row["submission_id"],
-                probability=row["probability"], rationale=row["rationale"]))
+                probability=row["probability"], rationale=row["rationale"],
+                subtopic=row.get("subtopic")))  # absent from releases before subtopics
     if stretch:
         insert(store.con, stretch, at)
+
+
+def _insert_subtopic_rows(store: Store, path: Path, version: str) -> None:
+    """A version's subtopic rows, read back from its ndeval file (its plain rows come with
+    the other qrels)."""
+    from pooling.formats.subtopic_qrels import read_subtopic_qrels
+
+    table = read_subtopic_qrels(path).select(["query_id", "subtopic", "doc_id", "relevance"])
+    store.con.register("_subtopic_rows", table)
+    try:
+        store.sql("subtopic qrels", "INSERT INTO subtopic_qrels SELECT ?, query_id, subtopic, "
+                  "doc_id, relevance FROM _subtopic_rows", [version])
+    finally:
+        store.con.unregister("_subtopic_rows")
 
 
 def _fill(store: Store, root: Path, m: dict[str, Any]) -> dict[str, int]:
@@ -157,6 +173,9 @@ def _fill(store: Store, root: Path, m: dict[str, Any]) -> dict[str, int]:
                             ("pool_entries", "pool"), ("pool_strata", "pool_strata")):
             if (p := _parquet(root, m, name)) is not None:
                 store.sql(table, f"INSERT INTO {table} SELECT * FROM read_parquet({p})")
+        for v in m["qrels_versions"]:
+            if v.get("subtopic_file"):
+                _insert_subtopic_rows(store, root / v["subtopic_file"], v["name"])
         if m["default_qrels"]:
             store.sql("default qrels", "INSERT OR REPLACE INTO store_meta VALUES "
                       "('default_qrels', ?)", [m["default_qrels"]])

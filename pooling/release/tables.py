@@ -89,12 +89,12 @@ JUDGMENTS_SCHEMA = pa.schema([
     ("query_id", pa.string()), ("doc_id", pa.string()), ("assessor", pa.string()),
     ("assessor_kind", pa.string()), ("kind", pa.string()), ("grade", pa.int64()),
     ("seconds", pa.float64()), ("probability", pa.float64()), ("rationale", pa.string()),
-    ("judged_at", pa.timestamp("us"))])
+    ("judged_at", pa.timestamp("us")), ("subtopic", pa.string())])
 JUDGMENTS = f"""
     SELECT j.seq, j.submission_id, j.round_id, j.query_id, j.doc_id, n.name AS assessor,
            coalesce(a.kind, 'person') AS assessor_kind, j.kind, j.grade, j.seconds,
            j.probability, CASE WHEN a.kind = 'model' THEN j.rationale END AS rationale,
-           j.judged_at
+           j.judged_at, j.subtopic
     FROM judgments j JOIN {NAMES_TABLE} n ON n.assessor_id = j.assessor_id
     LEFT JOIN assessors a ON a.assessor_id = j.assessor_id
     ORDER BY j.seq, j.assessor_id, j.submission_id

@@ -110,13 +110,14 @@ def _write(store: Store, root: Path, versions: list[str], runs: list[str],
     default = store.default_qrels() if store.default_qrels() in versions else None
     n_topics = _write_topics(store, root)
     sampled = _write_qrels(store, root, versions, qrels_stems)
+    subtopics = _write_subtopic_qrels(store, root, versions, qrels_stems)
     n_docs = _write_documents(store, root, versions, options.documents)
     _write_runs(store, root, runs, run_stems, progress)
     rounds = _write_pool(store, root)
     names = released_names(store)
     n_judgments, assessors = _write_judgments(store, root, names)
-    manifest = _manifest(store, root, options, versions, qrels_stems, sampled, default, runs,
-                         run_stems, rounds, assessors, names, n_topics, n_docs)
+    manifest = _manifest(store, root, options, versions, qrels_stems, sampled, subtopics,
+                         default, runs, run_stems, rounds, assessors, names, n_topics, n_docs)
     (root / layout.MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n",
                                         encoding="utf-8")
     progress.start("datasheet")
@@ -166,6 +167,24 @@ def _write_qrels(store: Store, root: Path, versions: list[str], stems: dict[str,
         pump(tables.batches(store, "read strata", tables.QRELS_STRATA, [sorted(sampled)]),
              ParquetSink(root / layout.PARQUET["qrels_strata"], tables.QRELS_STRATA_SCHEMA))
     return sampled
+
+
+def _write_subtopic_qrels(store: Store, root: Path, versions: list[str],
+                          stems: dict[str, str]) -> set[str]:
+    """Each version with subtopic rows also as ndeval's four columns (query_id subtopic
+    doc_id relevance, by topic, subtopic and document), the file `pooling import release`
+    restores them from. Returns those versions."""
+    from pooling.formats.subtopic_qrels import write_subtopic_qrels
+    from pooling.store.qrels import subtopic_qrels_table
+
+    having = {r[0] for r in store.sql("subtopic versions",
+                                      "SELECT DISTINCT version FROM subtopic_qrels").fetchall()}
+    chosen = [v for v in versions if v in having]
+    for version in chosen:
+        with open(root / layout.subtopic_qrels_path(stems[version]), "w",
+                  encoding="utf-8") as fh:
+            write_subtopic_qrels(subtopic_qrels_table(store, version), fh)
+    return set(chosen)
 
 
 def _write_documents(store: Store, root: Path, versions: list[str], mode: DocsMode) -> int:
@@ -298,7 +317,7 @@ def _write_judgments(store: Store, root: Path, names: dict[str, str]
 
 
 def _manifest(store: Store, root: Path, options: ReleaseOptions, versions: list[str], qrels_stems: dict,
-              sampled: set[str], default: str | None, runs: list[str], run_stems: dict,
+              sampled: set[str], subtopics: set[str], default: str | None, runs: list[str], run_stems: dict,
               rounds: list[dict], assessors: list[dict], names: dict[str, str], n_topics: int,
               n_docs: int) -> dict[str, Any]:
     qrels = []
@@ -312,6 +331,8 @@ def _manifest(store: Store, root: Path, options: ReleaseOptions, versions: list[
         info["beir_file"] = layout.beir_qrels_path(qrels_stems[version])
         info["sampled_file"] = (layout.sampled_qrels_path(qrels_stems[version])
                                 if version in sampled else None)
+        info["subtopic_file"] = (layout.subtopic_qrels_path(qrels_stems[version])
+                                 if version in subtopics else None)
         qrels.append(info)
     run_rows = _rows(store, "SELECT run_id, tag, team, description, sha256, imported_at, n_rows, "
                      "n_topics, pooled, dedupe, duplicates_dropped FROM runs "

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pooling.errors import StoreError
+from pooling.errors import PoolingError, StoreError
 from pooling.evaluation import evaluate
 from pooling.evaluation.qrels_index import QrelsIndex
 from pooling.evaluation.results import RunEvaluation
@@ -102,6 +102,21 @@ def evaluate_store(
         return _evaluate_sampled(store, version, run_ids, measures, topic_list,
                                  relevance_level=relevance_level, max_docs=max_docs,
                                  progress=progress)
+    diverse = [m for m in measures if is_diversity_measure(m)]
+    if diverse:
+        plain = [m for m in measures if m not in diverse]
+        if engine != "local":
+            raise StoreError("diversity measures are computed here, not on Ray: drop --engine "
+                             "(or score the plain measures alone on Ray)")
+        intent = _evaluate_intent(store, version, run_ids, diverse, topic_list,
+                                  missing_topics=missing_topics, relevance_level=relevance_level,
+                                  max_docs=max_docs, progress=progress)
+        if not plain:
+            return intent
+        return _merged(evaluate_store(
+            store, qrels=version, runs=list(run_ids), measures=plain,
+            missing_topics=missing_topics, relevance_level=relevance_level, max_docs=max_docs,
+            topics=topic_list, collection_size=collection_size, progress=progress), intent)
     wanted = parse_measures(list(measures))
     options = {"missing_topics": missing_topics, "relevance_level": relevance_level,
                "max_docs": max_docs, "topics": topic_list}
@@ -208,6 +223,78 @@ def _evaluate_sampled(store: Store, version: str, run_ids: list[str],
         progress.finish()
     per_query, means = _load(store, run_ids, version, key, columns)
     return StoreEvaluation(version, options, per_query, means, computed, columns, list(run_ids))
+
+
+def is_diversity_measure(name: str) -> bool:
+    """Whether a measure name asks for diversity measures (ndeval's, read from subtopic
+    qrels): `alpha-nDCG@20`, `ERR_IA@20`, `ndeval` for all of them."""
+    try:
+        parsed = parse_measures([name])
+    except PoolingError:
+        return False  # not a name at all: the plain path says so
+    return bool(parsed) and all(m.spec.rel_info == "subtopics" for m in parsed)
+
+
+def require_subtopics(store: Store, version: str) -> None:
+    """Refuse a qrels version without subtopic rows for diversity measures, naming the
+    versions that have them and how to get one."""
+    having = [r[0] for r in store.con.execute(
+        "SELECT DISTINCT version FROM subtopic_qrels ORDER BY 1").fetchall()]
+    if version not in having:
+        raise StoreError(
+            f"diversity measures need subtopic qrels, and qrels version {version!r} has no "
+            f"subtopics; versions with subtopics: {', '.join(having) or 'none yet'} (import "
+            "one with `pooling import qrels FILE --format subtopic`, or derive one from a "
+            "subtopic round with `pooling qrels derive --round R`)")
+
+
+def _evaluate_intent(store: Store, version: str, run_ids: list[str], measures: list[str],
+                     topic_list: list[str] | None, *, missing_topics: str, relevance_level: int,
+                     max_docs: int | None, progress: Progress | None) -> StoreEvaluation:
+    """Stored runs scored with diversity measures on a version's subtopic rows, by
+    `evaluate_subtopics` (ndeval's measures, as `pooling eval -m ndeval` computes them on the
+    exported subtopic qrels), cached under the options plus the subtopic marker. A version
+    without subtopic rows is refused, naming the versions that have them."""
+    from pooling.evaluation.options import EvalOptions
+    from pooling.evaluation.subtopics import evaluate_subtopics
+    from pooling.store.qrels import subtopic_qrels_table
+
+    require_subtopics(store, version)
+    table = subtopic_qrels_table(store, version)
+    wanted = parse_measures(list(measures))
+    columns = [c for m in wanted for c in m.columns]
+    options = {"missing_topics": missing_topics, "relevance_level": relevance_level,
+               "max_docs": max_docs, "topics": topic_list, "subtopics": "ndeval"}
+    key = json.dumps(options, sort_keys=True)
+    have = _cached_runs(store, run_ids, version, key, columns)
+    computed = [r for r in dict.fromkeys(run_ids) if r not in have]
+    progress = progress or NoProgress()
+    if computed:
+        settings = EvalOptions(missing_topics=missing_topics,  # type: ignore[arg-type]
+                               relevance_level=relevance_level, max_docs=max_docs,
+                               topics=topic_list)
+        settings.check()
+        progress.start(f"scoring {len(computed)} run(s) on subtopics", total=len(computed))
+        with StoredRuns(store, computed) as stored:
+            for start in range(0, len(stored.streams), RUNS_PER_WRITE):
+                group = stored.streams[start:start + RUNS_PER_WRITE]
+                result = evaluate_subtopics(table, group, wanted, settings)
+                _save(store, result.runs, version, key)
+                progress.advance(len(group))
+        progress.finish()
+    per_query, means = _load(store, run_ids, version, key, columns)
+    return StoreEvaluation(version, options, per_query, means, computed, columns, list(run_ids))
+
+
+def _merged(plain: StoreEvaluation, intent: StoreEvaluation) -> StoreEvaluation:
+    """Plain and diversity values of the same runs as one evaluation (plain measures first,
+    as `pooling eval` prints them); the settings are the plain ones."""
+    order = [("run_id", "ascending"), ("query_id", "ascending"), ("measure", "ascending")]
+    per_query = pa.concat_tables([plain.per_query, intent.per_query]).sort_by(order)
+    means = pa.concat_tables([plain.means, intent.means]).sort_by(order[::2])
+    return StoreEvaluation(plain.qrels_version, plain.options, per_query, means,
+                           list(dict.fromkeys(plain.computed + intent.computed)),
+                           plain.measures + intent.measures, plain.run_ids, plain.text_measures)
 
 
 def _needs_collection_size(measure: Measure) -> bool:

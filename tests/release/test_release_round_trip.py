@@ -144,3 +144,76 @@ def test_a_sampled_version_is_released_as_five_columns_and_comes_back_sampled(tm
     with Store(store, read_only=True) as a, Store(rebuilt, read_only=True) as b:
         assert is_sampled(b, "sample")
         assert sampled_qrels_table(a, "sample") == sampled_qrels_table(b, "sample")
+
+
+def test_a_subtopic_version_is_released_as_ndeval_four_columns_and_evaluates_identically(
+        tmp_path):
+    from pooling.release.checksums import verify_checksums
+    from pooling.store.qrels import subtopic_qrels_table
+
+    qrels = tmp_path / "div.qrels"
+    qrels.write_text("1 1 d1 1\n1 1 d2 0\n1 2 d2 1\n1 3 d3 2\n2 1 e1 1\n2 2 e1 0\n2 2 e3 1\n")
+    runs = []
+    for name, text in {"a.run": "1 Q0 d1 1 3 A\n1 Q0 d2 2 3 A\n1 Q0 d4 3 1 A\n2 Q0 e1 1 3 A\n",
+                       "b.run": "1 Q0 d3 1 9 B\n1 Q0 d2 2 8 B\n2 Q0 e3 1 3 B\n"}.items():
+        (tmp_path / name).write_text(text)
+        runs.append(tmp_path / name)
+    store = tmp_path / "s.duckdb"
+    with Store.create(store) as s:
+        s.import_runs(runs)
+        s.import_qrels(qrels, name="div", format="subtopic")
+    out = tmp_path / "release"
+    cli("release", store, out)
+    released = out / "qrels" / "div.subtopic.qrels"
+    assert released.read_text() == qrels.read_text()  # by topic, subtopic and document
+    assert (out / "qrels" / "div.qrels").read_text() == "1 0 d1 1\n1 0 d2 1\n1 0 d3 2\n" \
+        "2 0 e1 1\n2 0 e3 1\n"  # the plain rows: the maximum over subtopics
+    assert "qrels/div.subtopic.qrels" in verify_checksums(out)
+    assert "`qrels/div.subtopic.qrels`" in (out / "DATASHEET.md").read_text()
+    rebuilt = tmp_path / "rebuilt.duckdb"
+    cli("import", "release", rebuilt, out)
+    with Store(store, read_only=True) as a, Store(rebuilt, read_only=True) as b:
+        assert subtopic_qrels_table(a, "div") == subtopic_qrels_table(b, "div")
+    for measure in (["-m", "alpha-nDCG@20", "-m", "ERR-IA@20", "-m", "map"], ["-m", "ndeval"]):
+        before, after = tmp_path / "before.csv", tmp_path / "after.csv"
+        cli("evaluate", store, "--qrels", "div", *measure, "--format", "csv", "-o", before)
+        cli("evaluate", rebuilt, "--qrels", "div", *measure, "--format", "csv", "-o", after)
+        assert b"alpha-nDCG@20" in before.read_bytes()
+        assert after.read_bytes() == before.read_bytes()
+
+
+def test_a_subtopic_rounds_judgments_keep_their_subtopics_and_derive_the_same_version(
+        tmp_path):
+    from pooling.judging.assessors import add_assessor
+    from pooling.judging.history import Judgment
+    from pooling.judging.judgments import append_judgments
+    from pooling.judging.rounds import create_round
+    from pooling.judging.rules import derive_qrels
+    from pooling.store.qrels import subtopic_qrels_table
+
+    demo = Path(__file__).resolve().parents[2] / "collections" / "demo"
+    store = tmp_path / "web.duckdb"
+    with Store.create(store) as s:
+        s.import_topics(demo / "subtopics.xml", format="trec-web")
+        s.import_runs(sorted((demo / "runs").glob("*.run"))[:3])
+        rnd = create_round(s, "d1", "depth", strategy_params={"depth": 2}, subtopics=True,
+                           topics=["101", "102"]).round
+        ada = add_assessor(s, "Ada")
+        pool = s.con.execute("SELECT query_id, doc_id FROM pool_entries WHERE round_id = 'd1' "
+                             "ORDER BY query_id, position").fetchall()
+        append_judgments(s, [Judgment("d1", ada.assessor_id, q, d, (k + int(n)) % 3,
+                                      subtopic=n)
+                             for k, (q, d) in enumerate(pool) for n in rnd.subtopics_of(q)])
+        derive_qrels(s, "latest", "d1", round_id="d1")
+        before = s.arrow("j", "SELECT query_id, doc_id, subtopic, grade FROM judgments "
+                              "ORDER BY seq").to_pylist()
+    out = tmp_path / "release"
+    cli("release", store, out)
+    rebuilt = tmp_path / "rebuilt.duckdb"
+    cli("import", "release", rebuilt, out)
+    with Store(rebuilt) as b:
+        after = b.arrow("j", "SELECT query_id, doc_id, subtopic, grade FROM judgments "
+                             "ORDER BY seq").to_pylist()
+        assert after == before and all(r["subtopic"] for r in after)
+        derive_qrels(b, "latest", "again", round_id="d1")  # the history makes the same version
+        assert subtopic_qrels_table(b, "again") == subtopic_qrels_table(b, "d1")
