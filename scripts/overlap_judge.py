@@ -1,7 +1,9 @@
 """A small judge program for `pooling judges add … --backend command`: it reads one JSON request
 per line on stdin (query_id, doc_id, title, description, narrative, doc_title, doc_text) and
 writes one reply per line: a grade 0-2 from how many of the topic's title words the document
-uses, the share of them as `probability`, and the words found as `rationale`.
+uses, the share of them as `probability`, and the words found as `rationale`. Asked about a
+subtopic (a request with "subtopic", whose text is the description), it counts the subtopic's
+words instead.
 
 It stands in for a real model in the demo (no network, no weights); any program that speaks
 these JSON lines can judge the same way.
@@ -25,6 +27,8 @@ def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         wanted = words(request["title"])
+        if "subtopic" in request:
+            wanted = words(request.get("description")) or wanted
         found = wanted & words(f"{request.get('doc_title') or ''} {request.get('doc_text') or ''}")
         share = len(found) / len(wanted) if wanted else 0.0
         grade = 2 if share >= 0.99 else 1 if share >= 0.5 else 0

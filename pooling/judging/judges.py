@@ -570,7 +570,7 @@ def _subtopic_pairs(store: Store, rnd: Round, items: list[Item]) -> dict[Item, P
     for q, d, s in items:
         pair = texts[(q, d)]
         out[(q, d, s)] = Pair(q, d, pair.title, subtopics.get((q, s)) or None, None,
-                              pair.doc_title, pair.doc_text)
+                              pair.doc_title, pair.doc_text, subtopic=s)
     return out
 
 

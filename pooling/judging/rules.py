@@ -186,7 +186,8 @@ def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = N
             raise StoreError(f"round {round_id!r} is judged on subtopics; gold seeds the "
                              f"aggregation models of plain rounds only: drop --gold")
         return derive_subtopic_qrels(store, rule, name, round_id=round_id, tie=tie,
-                                     relevance_level=relevance_level, judge=judge)
+                                     relevance_level=relevance_level, judge=judge,
+                                     judge_grades=judge_grades)
     model = None
     if rule in MODEL_RULES:
         if judge is not None:
@@ -283,13 +284,16 @@ def round_agreement(store: Store, round_id: str, *, threshold: int = 1):
 
 # -- subtopic rounds -----------------------------------------------------------------------
 
-SUBTOPIC_RULES = ("latest", "primary", "majority", "mean")
+SUBTOPIC_RULES = ("latest", "primary", "majority", "mean", "human-first", "judge-only")
 
 
 def derive_subtopic_grades(store: Store, rule: str, round_id: str, *,
-                           tie: str = "lower") -> pa.Table:
-    """A people's rule applied to each (topic, subtopic, document) of a subtopic round's current
-    judgments on its own: query_id, subtopic, doc_id, relevance."""
+                           tie: str = "lower", judge: str | None = None,
+                           judge_grades: dict[int, int] | None = None) -> pa.Table:
+    """A rule applied to each (topic, subtopic, document) of a subtopic round's current
+    judgments on its own: query_id, subtopic, doc_id, relevance. The people's rules as for
+    documents; judge-only takes the named judge's grade on each subtopic (mapped onto the
+    people's scale), human-first the people's majority where they judged it, else the judge's."""
     rnd = get_round(store, round_id)
     if rnd.subtopics is None:
         raise StoreError(f"round {round_id!r} judges documents as a whole, not subtopics; derive "
@@ -297,41 +301,56 @@ def derive_subtopic_grades(store: Store, rule: str, round_id: str, *,
     if rule not in SUBTOPIC_RULES:
         raise StoreError(f"rule {rule!r} does not derive subtopic qrels; use one of "
                          f"{', '.join(SUBTOPIC_RULES)}")
+    if (rule in JUDGE_RULES) != (judge is not None):
+        raise StoreError(f"rule {rule!r} needs an automatic judge named with --judge" if judge is None
+                         else f"rule {rule!r} uses people's judgments only; --judge goes with "
+                         f"{' or '.join(JUDGE_RULES)}")
     if tie not in ("lower", "higher"):
         raise StoreError("tie must be 'lower' or 'higher'")
+    columns = ("assessor_id", "query_id", "subtopic", "doc_id", "grade", "seq")
     table = effective_judgments(store, round_id, per_subtopic=True)
     votes: dict[tuple[str, str, str], list[tuple[str, int, int]]] = defaultdict(list)
-    for a, q, s, d, g, seq in zip(*(table[c].to_pylist() for c in
-                                    ("assessor_id", "query_id", "subtopic", "doc_id", "grade",
-                                     "seq")), strict=True):
+    for a, q, s, d, g, seq in zip(*(table[c].to_pylist() for c in columns), strict=True):
         votes[(q, s, d)].append((a, g, seq))
     roles = _roles(store)
-    primaries = _primaries(store, round_id) if rule == "primary" else {}
+    grades: dict[tuple[str, str, str], int] = {}
+    if judge is not None:
+        mapping = judge_grades or {}
+        mine = effective_judgments(store, round_id, assessor_id=_judge_id(store, judge),
+                                   per_subtopic=True)
+        for _, q, s, d, g, _ in zip(*(mine[c].to_pylist() for c in columns), strict=True):
+            grades[(q, s, d)] = mapping.get(g, g)
+    if rule != "judge-only":
+        people = "majority" if rule == "human-first" else rule
+        primaries = _primaries(store, round_id) if rule == "primary" else {}
+        for (q, s, d), vs in votes.items():
+            grade = _apply(people, vs, roles, primaries.get(q, set()), tie)
+            if grade is not None:
+                grades[(q, s, d)] = grade
     out: dict[str, list[Any]] = {"query_id": [], "subtopic": [], "doc_id": [], "relevance": []}
-    for (q, s, d), vs in sorted(votes.items()):
-        grade = _apply(rule, vs, roles, primaries.get(q, set()), tie)
-        if grade is not None:
-            for column, value in zip(out, (q, s, d, grade), strict=True):
-                out[column].append(value)
+    for (q, s, d), grade in sorted(grades.items()):
+        for column, value in zip(out, (q, s, d, grade), strict=True):
+            out[column].append(value)
     return pa.table(out, schema=pa.schema([("query_id", pa.string()), ("subtopic", pa.string()),
                                            ("doc_id", pa.string()), ("relevance", pa.int64())]))
 
 
 def derive_subtopic_qrels(store: Store, rule: str, name: str, *, round_id: str,
                           tie: str = "lower", relevance_level: int = 1,
-                          judge: str | None = None) -> QrelsImport:
+                          judge: str | None = None,
+                          judge_grades: dict[int, int] | None = None) -> QrelsImport:
     """Derive and store a subtopic qrels version from a subtopic round (module doc)."""
-    if judge is not None:
-        raise StoreError(f"round {round_id!r} judges subtopics, and an automatic judge's "
-                         "subtopic grades do not make qrels yet; use one of "
-                         f"{', '.join(SUBTOPIC_RULES)} without --judge")
-    table = derive_subtopic_grades(store, rule, round_id, tie=tie)
+    table = derive_subtopic_grades(store, rule, round_id, tie=tie, judge=judge,
+                                   judge_grades=judge_grades)
     if table.num_rows == 0:
         raise StoreError("there are no judgments to derive qrels from")
     params = {"rule": rule, "round": round_id, "tie": tie if rule == "majority" else None}
+    if judge is not None:
+        params.update(judge=judge, judge_grades=judge_grades or None)
     return save_subtopic_qrels(store, table, name, method=f"derived:{rule}", source=round_id,
                                grades=list(get_round(store, round_id).grades),
-                               relevance_level=relevance_level, params=params)
+                               relevance_level=relevance_level, params=params,
+                               judges=[_judge_id(store, judge)] if judge else None)
 
 
 @dataclass(frozen=True)

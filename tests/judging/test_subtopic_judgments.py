@@ -339,3 +339,47 @@ def test_subtopic_qrels_go_out_and_come_back_in_ndevals_format(store, tmp_path):
     plain = subprocess.run([sys.executable, "-m", "pooling", "qrels", "export-subtopics",
                             str(path), "--qrels", "div-plain-none"], capture_output=True, text=True)
     assert plain.returncode != 0 and "Traceback" not in plain.stderr
+
+
+SUBTOPIC_ECHO_JUDGE = '''
+import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    grade = int(request["subtopic"]) % 3  # the request names the subtopic it asks about
+    print(json.dumps({"grade": grade, "rationale": request["subtopic"]}), flush=True)
+'''
+
+
+def test_a_judges_subtopic_grades_derive_qrels_alone_or_under_the_peoples(store, tmp_path):
+    import shlex
+    import sys
+
+    from pooling.judging.judges import add_judge, judge_round
+    from pooling.judging.rules import derive_qrels
+    from pooling.store.qrels import subtopic_qrels_table
+    program = tmp_path / "echo_judge.py"
+    program.write_text(SUBTOPIC_ECHO_JUDGE)
+    add_judge(store, "echo", "command", {"command": shlex.join([sys.executable, str(program)])})
+    judge_round(store, "echo", "div")
+    _two_assessors_judge(store)
+
+    def rows(version):
+        return {(r["query_id"], r["subtopic"], r["doc_id"]): r["relevance"]
+                for r in subtopic_qrels_table(store, version).to_pylist()}
+
+    alone = derive_qrels(store, "judge-only", "by-judge", round_id="div", judge="echo",
+                         judge_grades={2: 1})
+    judged = rows("by-judge")
+    assert len(judged) == 15 and alone.n_topics == 2
+    assert all(grade == {"1": 1, "2": 1, "3": 0}[s] for (_, s, _), grade in judged.items())
+    assert store.qrels_info("by-judge")["judges"] == ["echo"]
+    derive_qrels(store, "human-first", "people-first", round_id="div", judge="echo", tie="higher")
+    people = {("1", "1", "d1"): 2, ("1", "2", "d1"): 1, ("1", "3", "d1"): 1,  # majority, ties up
+              ("1", "1", "d2"): 0, ("1", "2", "d2"): 0, ("1", "3", "d2"): 0,
+              ("2", "1", "e1"): 1, ("2", "2", "e1"): 0}
+    mixed = rows("people-first")
+    assert set(mixed) == set(judged)
+    assert {k: v for k, v in mixed.items() if k in people} == people
+    assert all(mixed[k] == int(k[1]) % 3 for k in mixed if k not in people)  # the judge's own
+    with pytest.raises(StoreError, match="needs an automatic judge"):
+        derive_qrels(store, "judge-only", "x", round_id="div")

@@ -27,7 +27,8 @@ class JudgeError(PoolingError):
 
 @dataclass(frozen=True)
 class Pair:
-    """One thing to judge: a topic (title, description, narrative) and a document."""
+    """One thing to judge: a topic (title, description, narrative) and a document; in a
+    subtopic round, also the subtopic's number (its text is then the description)."""
 
     query_id: str
     doc_id: str
@@ -36,12 +37,17 @@ class Pair:
     narrative: str | None
     doc_title: str | None
     doc_text: str | None
+    subtopic: str | None = None
 
     def fields(self) -> dict[str, str | None]:
-        """The pair as a plain dict (the JSON a judge program reads)."""
-        return {"query_id": self.query_id, "doc_id": self.doc_id, "title": self.title,
-                "description": self.description, "narrative": self.narrative,
-                "doc_title": self.doc_title, "doc_text": self.doc_text}
+        """The pair as a plain dict (the JSON a judge program reads); `subtopic` only in a
+        subtopic round, so a plain round's requests are as they always were."""
+        out = {"query_id": self.query_id, "doc_id": self.doc_id, "title": self.title,
+               "description": self.description, "narrative": self.narrative,
+               "doc_title": self.doc_title, "doc_text": self.doc_text}
+        if self.subtopic is not None:
+            out["subtopic"] = self.subtopic
+        return out
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """A judge that is any local program speaking JSON lines: one request line per pair on its
 stdin, one reply line per request on its stdout, in order.
 
-Request: {"query_id", "doc_id", "title", "description", "narrative", "doc_title", "doc_text"}.
+Request: {"query_id", "doc_id", "title", "description", "narrative", "doc_title", "doc_text"},
+and "subtopic" (its number; its text is the description) in a subtopic round.
 Reply: {"grade": int, "probability": float in [0, 1] (optional), "rationale": str
 (optional)}; a reply may echo "query_id"/"doc_id", which must then match the request.
 stdout carries replies only (log to stderr). The program is started on the first pair and
