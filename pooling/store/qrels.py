@@ -33,6 +33,31 @@ class QrelsImport:
     format: str | None = None
     grade_mapping: str | None = None
 
+@dataclass(frozen=True)
+class QrelsFile:
+    """A qrels file about to be imported: its bytes as on disk, their SHA-256, its shown name."""
+
+    raw: bytes
+    sha256: str
+    source: str
+
+
+def new_qrels_file(store: Database, path: str | Path, name: str | None,
+                   allow_copy: bool) -> QrelsFile | QrelsImport:
+    """Read a qrels file to import, whatever its format: the file, or the version that already
+    holds its content ("already imported"). Content imported under another name is refused,
+    naming that version, unless `allow_copy` stores it again."""
+    raw = read_file_bytes(path)
+    sha = hashlib.sha256(raw).hexdigest()
+    source = display_name(path)
+    prior = prior_imports(store, "qrels", sha)
+    if (same := already_imported(prior, name)) is not None:
+        return QrelsImport(name or same.target, "already imported")
+    if prior and not allow_copy:
+        raise StoreError(same_content_refusal(source, "qrels version", prior[0], str(name)))
+    return QrelsFile(raw, sha, source)
+
+
 
 def import_qrels_file(
     store: Database, path: str | Path, *, name: str | None = None, format: str | None = None,
@@ -50,14 +75,10 @@ def import_qrels_file(
     """
     from pooling.formats import read_qrels  # the readers load with a qrels file to read
 
-    raw = read_file_bytes(path)
-    sha = hashlib.sha256(raw).hexdigest()
-    source = display_name(path)
-    prior = prior_imports(store, "qrels", sha)
-    if (same := already_imported(prior, name)) is not None:
-        return QrelsImport(name or same.target, "already imported")
-    if prior and not allow_copy:
-        raise StoreError(same_content_refusal(source, "qrels version", prior[0], str(name)))
+    file = new_qrels_file(store, path, name, allow_copy)
+    if isinstance(file, QrelsImport):
+        return file
+    sha, source = file.sha256, file.source
     reading = read_qrels(path, format, grades)
     table = reading.table
     used: dict[str, str] = {}
@@ -271,14 +292,10 @@ def import_subtopic_qrels_file(store: Database, path: str | Path, *, name: str |
     if grades is not None:
         raise StoreError("--grades maps a SMART file's grades; a subtopic qrels file's grades "
                          "are read as written, so leave --grades out")
-    raw = read_file_bytes(path)
-    sha = hashlib.sha256(raw).hexdigest()
-    source = display_name(path)
-    prior = prior_imports(store, "qrels", sha)
-    if (same := already_imported(prior, name)) is not None:
-        return QrelsImport(name or same.target, "already imported")
-    if prior and not allow_copy:
-        raise StoreError(same_content_refusal(source, "qrels version", prior[0], str(name)))
+    file = new_qrels_file(store, path, name, allow_copy)
+    if isinstance(file, QrelsImport):
+        return file
+    raw, sha, source = file.raw, file.sha256, file.source
     table = parse_subtopic_qrels(raw, source).select(["query_id", "subtopic", "doc_id",
                                                       "relevance"])
     used: dict[str, str] = {}

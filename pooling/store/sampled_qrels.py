@@ -28,11 +28,16 @@ from pooling.formats.sampled_qrels import (
     stratum_counts,
     write_sampled_qrels,
 )
-from pooling.formats.source import PathLike, display_name, read_bytes, read_file_bytes
+from pooling.formats.source import PathLike, read_bytes
 from pooling.output_files import write_text
 from pooling.store.database import Database
-from pooling.store.imports import already_imported, prior_imports, same_content_refusal
-from pooling.store.qrels import QrelsImport, qrels_provenance, save_qrels, sidecar_path
+from pooling.store.qrels import (
+    QrelsImport,
+    new_qrels_file,
+    qrels_provenance,
+    save_qrels,
+    sidecar_path,
+)
 
 SAMPLED_FORMAT = "sampled qrels: query_id iter doc_id stratum relevance (-1: pooled, not sampled)"
 
@@ -135,14 +140,10 @@ def import_sampled_qrels_file(store: Database, path: str | Path, *, name: str | 
     """Import a five-column sampled qrels file as a new sampled version (default name: the
     file name without suffixes). The same content again is "already imported"; a malformed
     line is refused, naming the file and line, and nothing is stored."""
-    raw = read_file_bytes(path)
-    sha = hashlib.sha256(raw).hexdigest()
-    source = display_name(path)
-    prior = prior_imports(store, "qrels", sha)
-    if (same := already_imported(prior, name)) is not None:
-        return QrelsImport(name or same.target, "already imported")
-    if prior and not allow_copy:
-        raise StoreError(same_content_refusal(source, "qrels version", prior[0], str(name)))
+    file = new_qrels_file(store, path, name, allow_copy)
+    if isinstance(file, QrelsImport):
+        return file
+    sha, source = file.sha256, file.source
     table = parse_sampled_qrels(read_bytes(path), source)
     version = name or Path(path).name.split(".")[0]
     result = save_sampled_qrels(store, table, version, method="imported", source=source,
