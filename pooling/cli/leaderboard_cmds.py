@@ -9,7 +9,9 @@ from rich.table import Table
 
 from pooling.cli.app import app
 from pooling.cli.leaderboard_options import (
+    AlphaOpt,
     BoardFormatOpt,
+    CorrectionOpt,
     LevelOpt,
     MeasurePerRunOpt,
     MeasuresOpt,
@@ -21,6 +23,8 @@ from pooling.cli.leaderboard_options import (
     RunsToReportOpt,
     SharedOpt,
     TableFormatOpt,
+    TestOpt,
+    TestSeedOpt,
     TopicsOpt,
     ZeroOpt,
     measures_or_default,
@@ -85,9 +89,9 @@ def leaderboard_command(
     qrels: QrelsOpt = None,
     measure: MeasuresOpt = [],  # noqa: B006
     primary: Annotated[str | None, typer.Option(help="Measure to rank and test by (default: the first).")] = None,
-    test: Annotated[str, typer.Option(help="Pairwise test: t, randomization or tukey.")] = "t",
-    correction: Annotated[str | None, typer.Option(help="holm, bh or none (default: holm; none for tukey).")] = None,
-    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    test: TestOpt = "t",
+    correction: CorrectionOpt = None,
+    alpha: AlphaOpt = 0.05,
     topics: TopicsOpt = None,
     zero: ZeroOpt = False,
     shared_topics: SharedOpt = False,
@@ -96,7 +100,7 @@ def leaderboard_command(
     run: RunsToIncludeOpt = [],  # noqa: B006
     permutations: Annotated[int | None, typer.Option(help="Permutations of the randomization/Tukey test (default: enough for the pairs and alpha).")] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples of the intervals.")] = 10_000,
-    seed: Annotated[int, typer.Option(help="Seed of the randomization test and the bootstrap.")] = 0,
+    seed: TestSeedOpt = 0,
     min_judged: Annotated[float, typer.Option(help="Flag runs whose Judged@10 is below this.")] = 0.9,
     pool_depth: Annotated[int | None, typer.Option(help="html: depth of the re-pool for the pool-bias chart.")] = 10,
     pairs: Annotated[bool, typer.Option("--pairs", help="Also print every pairwise test.")] = False,

@@ -39,6 +39,13 @@ ZeroOpt = Annotated[bool, typer.Option("-c", help="Topics a run lacks score zero
 SharedOpt = Annotated[bool, typer.Option(
     "--shared-topics", help="Only the topics each run shares with the qrels.")]
 LevelOpt = Annotated[int, typer.Option("-l", help="Lowest grade that counts as relevant.")]
+# The significance tests a board makes between runs, and the seed of the resampling ones.
+TestOpt = Annotated[str, typer.Option(help="Pairwise test: t, randomization or tukey.")]
+CorrectionOpt = Annotated[str | None, typer.Option(
+    help="holm, bh or none (default: holm; none for tukey).")]
+AlphaOpt = Annotated[float, typer.Option(help="Significance level.")]
+TestSeedOpt = Annotated[int, typer.Option(
+    help="Seed of the randomization test and the bootstrap.")]
 OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="File (default: stdout).")]
 TableFormatOpt = Annotated[str, typer.Option(help="table, md, csv or latex.")]
 BoardFormatOpt = Annotated[str, typer.Option(help="table, md, csv, latex or html.")]

@@ -7,11 +7,15 @@ import typer
 
 from pooling.cli.app import app
 from pooling.cli.leaderboard_options import (
+    AlphaOpt,
+    CorrectionOpt,
     LevelOpt,
     MeasuresOpt,
     QrelsOpt,
     RunsToReportOpt,
     SharedOpt,
+    TestOpt,
+    TestSeedOpt,
     TopicsOpt,
     ZeroOpt,
     scoring,
@@ -30,14 +34,14 @@ def report_runs_command(
     qrels: QrelsOpt = None,
     measure: MeasuresOpt = [],  # noqa: B006
     run: RunsToReportOpt = [],  # noqa: B006
-    test: Annotated[str, typer.Option(help="Pairwise test: t, randomization or tukey.")] = "t",
-    correction: Annotated[str | None, typer.Option(help="holm, bh or none (default: holm; none for tukey).")] = None,
-    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    test: TestOpt = "t",
+    correction: CorrectionOpt = None,
+    alpha: AlphaOpt = 0.05,
     topics: TopicsOpt = None,
     zero: ZeroOpt = False,
     shared_topics: SharedOpt = False,
     relevance_level: LevelOpt = 1,
-    seed: Annotated[int, typer.Option(help="Seed of the randomization test and the bootstrap.")] = 0,
+    seed: TestSeedOpt = 0,
     pdf: Annotated[bool, typer.Option("--pdf/--no-pdf", help="Also print each report to PDF (needs WeasyPrint: the reports extra).")] = True,
 ) -> None:
     """Write one report per run (HTML and PDF) and an index.html linking them.
