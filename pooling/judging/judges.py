@@ -396,15 +396,22 @@ def _store_batch(store: Store, judge: Judge, round_id: str | None, verdicts: lis
     report.judged += stored
 
 
-def _cached_answers(store: Store, judge: Judge, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], tuple]:
-    """The latest graded answer per pair by the same model and prompt."""
-    wanted = set(pairs)
+def _cached_answers(store: Store, judge: Judge, keys: list[tuple], *,
+                    subtopics: bool = False) -> dict[tuple, tuple]:
+    """The latest graded answer by the same model and prompt per pair (query_id, doc_id), or
+    with `subtopics` per (query_id, doc_id, subtopic) of a subtopic round's calls."""
+    wanted = set(keys)
     rows = store.con.execute(
-        "SELECT query_id, doc_id, grade, probability, answer FROM judge_calls "
+        "SELECT query_id, doc_id, subtopic, grade, probability, answer FROM judge_calls "
         "WHERE model IS NOT DISTINCT FROM ? AND prompt_sha256 IS NOT DISTINCT FROM ? "
-        "AND status = 'ok' AND grade IS NOT NULL AND subtopic IS NULL ORDER BY called_at",
-        [judge.model, judge.prompt_sha256]).fetchall()
-    return {(q, d): (g, p, a) for q, d, g, p, a in rows if (q, d) in wanted}
+        "AND status = 'ok' AND grade IS NOT NULL AND (subtopic IS NOT NULL) = ? "
+        "ORDER BY called_at", [judge.model, judge.prompt_sha256, subtopics]).fetchall()
+    out = {}
+    for q, d, s, g, p, a in rows:
+        key = (q, d, s) if subtopics else (q, d)
+        if key in wanted:
+            out[key] = (g, p, a)
+    return out
 
 
 def _verdict_from_cache(pair: Pair, answer: tuple) -> Verdict:
@@ -523,7 +530,8 @@ def judge_subtopics(store: Store, judge: Judge, rnd: Round, *, limit: int | None
     try:
         for chunk in [todo[i:i + batch] for i in range(0, len(todo), batch)]:
             asked = _subtopic_pairs(store, rnd, chunk)
-            cache = _cached_subtopic_answers(store, judge, chunk) if judge.caches_answers else {}
+            cache = (_cached_answers(store, judge, chunk, subtopics=True) if judge.caches_answers
+                     else {})
             verdicts: dict[Item, Verdict] = {}
             for item in chunk:
                 pair = asked[item]
@@ -572,17 +580,6 @@ def _subtopic_pairs(store: Store, rnd: Round, items: list[Item]) -> dict[Item, P
         out[(q, d, s)] = Pair(q, d, pair.title, subtopics.get((q, s)) or None, None,
                               pair.doc_title, pair.doc_text, subtopic=s)
     return out
-
-
-def _cached_subtopic_answers(store: Store, judge: Judge, items: list[Item]) -> dict[Item, tuple]:
-    """The latest graded answer per document and subtopic by the same model and prompt."""
-    wanted = set(items)
-    rows = store.con.execute(
-        "SELECT query_id, doc_id, subtopic, grade, probability, answer FROM judge_calls "
-        "WHERE model IS NOT DISTINCT FROM ? AND prompt_sha256 IS NOT DISTINCT FROM ? "
-        "AND status = 'ok' AND grade IS NOT NULL AND subtopic IS NOT NULL ORDER BY called_at",
-        [judge.model, judge.prompt_sha256]).fetchall()
-    return {(q, d, s): (g, p, a) for q, d, s, g, p, a in rows if (q, d, s) in wanted}
 
 
 def _store_subtopic_batch(store: Store, judge: Judge, round_id: str, items: list[Item],
