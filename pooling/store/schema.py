@@ -184,6 +184,17 @@ MIGRATIONS: list[list[str]] = [
             version VARCHAR NOT NULL, assessor_id VARCHAR NOT NULL, true_grade BIGINT NOT NULL,
             grade BIGINT NOT NULL, probability DOUBLE NOT NULL)""",
     ],
+    [
+        # Crowd rounds: what the organiser decided about a worker of a round, append-only
+        # (`flag`: marked below the bar, still judging; `withdraw`: flagged and their remaining
+        # queue taken back; `clear`: both undone). The latest decision of a worker holds; the
+        # judgments they made stay in the history whatever is decided. `measure`, `value` and
+        # `bar` record the figure the decision was taken on (e.g. accuracy on gold 0.41 < 0.6).
+        """CREATE TABLE worker_decisions (
+            round_id VARCHAR NOT NULL, assessor_id VARCHAR NOT NULL, decision VARCHAR NOT NULL,
+            reason VARCHAR, measure VARCHAR, value DOUBLE, bar DOUBLE, decided_by VARCHAR,
+            decided_at TIMESTAMP NOT NULL, seq BIGINT DEFAULT nextval('judgment_seq'))""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -194,5 +205,5 @@ DATA_TABLES = [
     "topic_subsets", "assessors", "rounds", "pool_entries", "judgments", "assignments",
     "eval_results", "judge_calls", "pool_strata", "qrels_strata", "subtopic_qrels",
     "qrels_posteriors",
-    "qrels_workers",
+    "qrels_workers", "worker_decisions",
 ]
