@@ -57,6 +57,13 @@ def pool(
     subtopics: Annotated[bool, typer.Option(
         "--subtopics", help="A subtopic (diversity) round: each document is graded on each of "
         "its topic's subtopics (TREC Web topics' <subtopic>); a topic without any is refused.")] = False,
+    redundancy: Annotated[int, typer.Option(
+        help="A crowd round: distinct people's answers each pair asks for (docs/crowds.md).")] = 1,
+    gold: Annotated[str | None, typer.Option(
+        help="A crowd round: the qrels version whose pairs are mixed into every worker's queue "
+             "as known answers (never in derived qrels).")] = None,
+    gold_rate: Annotated[float | None, typer.Option(
+        help="About what share of each worker's pairs is gold (default 0.1 with --gold).")] = None,
 ) -> None:
     """Create a judging round: pool the runs with a strategy and store its queue."""
     from pooling.judging.rounds import create_round
@@ -81,6 +88,7 @@ def pool(
             stop_after=stop_after, exclude_judged=exclude_judged,
             topics=[t.strip() for t in topics.split(",")] if topics else None,
             grades=tuple(int(g) for g in grades.split(",")), order=order, subtopics=subtopics,
+            redundancy=redundancy, gold=gold, gold_rate=gold_rate,
         )
     r = summary.round
     kind = "adaptive (served live)" if r.adaptive else f"{summary.entries:,} documents queued"
@@ -90,8 +98,13 @@ def pool(
             "its judges' pairs in")  # triage needs no runs
     on = (f", graded on {sum(len(v) for v in r.subtopics.values()):,} subtopics"
           if r.subtopics else "")
+    crowd = ""
+    if r.crowd:
+        crowd = f"; a crowd round: {r.redundancy} answer(s) per pair"
+        if r.gold is not None:
+            crowd += f", gold from {r.gold} at {r.gold_rate:g} of each worker's pairs"
     out.print(f"round {r.round_id}: {r.strategy} over {over} {len(r.topics)} topics{by}, "
-              f"{kind}{on}", highlight=False)
+              f"{kind}{on}{crowd}", highlight=False)
     for warning in summary.warnings:
         err.print(f"warning: {warning}", highlight=False)
 

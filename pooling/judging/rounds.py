@@ -31,6 +31,8 @@ from pooling.strategies.options import split_budget, with_options
 from pooling.strategies.params import whole_number
 
 DEFAULT_GRADES = (0, 1, 2)
+DEFAULT_GOLD_RATE = 0.1  # the share of a worker's pairs that are gold when --gold is given
+MAX_REDUNDANCY = 1000
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,30 @@ class Round:
         if not recorded:
             return None
         return {q: [(str(n), str(t or "")) for n, t in subs] for q, subs in recorded.items()}
+
+    @property
+    def redundancy(self) -> int:
+        """How many distinct people's answers each pair of the round asks for (1: one)."""
+        return int(self.params.get("redundancy") or 1)
+
+    @property
+    def gold(self) -> str | None:
+        """The qrels version whose pairs are mixed into each worker's queue as known answers
+        (None: no gold); its pairs never enter a qrels version derived from the round."""
+        return self.params.get("gold")
+
+    @property
+    def gold_rate(self) -> float:
+        """About what share of each worker's pairs is gold (0 without gold)."""
+        if self.gold is None:
+            return 0.0
+        return float(self.params.get("gold_rate") or DEFAULT_GOLD_RATE)
+
+    @property
+    def crowd(self) -> bool:
+        """A crowd round: open to every person assessor, with redundancy, gold or both
+        (`pooling.judging.crowd_queue` hands out its pairs)."""
+        return self.redundancy > 1 or self.gold is not None
 
     def subtopics_of(self, query_id: str) -> list[str]:
         """The subtopic numbers a document of this topic is graded on ([] in a plain round)."""
@@ -164,6 +190,9 @@ def create_round(
     grades: tuple[int, ...] = DEFAULT_GRADES,
     order: str = "score",
     subtopics: bool = False,
+    redundancy: int = 1,
+    gold: str | None = None,
+    gold_rate: float | None = None,
 ) -> RoundSummary:
     """Create a round; a static strategy's queue is computed and stored now.
 
@@ -178,6 +207,9 @@ def create_round(
     subtopics: a subtopic (diversity) round, grading each document on each of its topic's
     subtopics; the topics' subtopics are recorded with the round, and a topic without any is
     refused.
+    redundancy, gold, gold_rate: a crowd round (`Round.crowd`): each pair asks for
+    `redundancy` distinct people's answers, and the pairs of qrels version `gold` are mixed
+    into each worker's queue so that about `gold_rate` of their pairs are gold (default 0.1).
     """
     if not isinstance(name, str) or not name.strip() or name != name.strip():
         raise StoreError(f"a round needs a name without leading or trailing spaces, got {name!r};"
@@ -195,6 +227,7 @@ def create_round(
                                   or not low <= value <= MAX_COUNT):
             raise StoreError(f"--{option} must be a whole number from {low} to {MAX_COUNT:,}, "
                              f"got {value!r}")
+    crowd = crowd_params(redundancy, gold, gold_rate)
     params = dict(strategy_params or {})
     strat = get_strategy(strategy, **params)
     check_stratified_options(strat, floor=floor, exclude_judged=exclude_judged,
@@ -227,6 +260,14 @@ def create_round(
     }
     if recorded is not None:
         round_params["subtopics"] = recorded
+    if crowd:
+        if strat.adaptive or recorded is not None:
+            raise StoreError("a crowd round (--redundancy, --gold) is static and judges documents "
+                             "as a whole; pool it with a static strategy (e.g. --strategy depth) "
+                             "and without --subtopics")
+        if gold is not None:
+            check_gold(store, gold, list(per_topic))
+        round_params.update(crowd)
     rnd = Round(name, strategy, round_params, seed, tuple(sorted(set(grades))), tuple(run_ids),
                 strat.adaptive, candidate_depth, tuple(per_topic))
     rows: dict[str, list[Any]] = {"query_id": [], "doc_id": [], "position": []}
@@ -264,6 +305,58 @@ def create_round(
             record_design(con, name, design)
     warning = scale_warning(store, name, rnd.grades)
     return RoundSummary(rnd, sum(counts.values()), counts, [warning] if warning else [])
+
+
+def crowd_params(redundancy: int, gold: str | None, gold_rate: float | None) -> dict[str, Any]:
+    """The parameters a crowd round records (`redundancy`, `gold`, `gold_rate`), checked;
+    {} for a round of one answer per pair and no gold."""
+    if isinstance(redundancy, bool) or not isinstance(redundancy, int) or not (
+            1 <= redundancy <= MAX_REDUNDANCY):
+        raise StoreError(f"--redundancy must be a whole number from 1 to {MAX_REDUNDANCY} "
+                         f"(distinct answers per pair), got {redundancy!r}")
+    if gold_rate is not None and gold is None:
+        raise StoreError("--gold-rate is the share of gold pairs; name the gold qrels version "
+                         "with --gold VERSION")
+    if gold_rate is not None and (isinstance(gold_rate, bool)
+                                  or not isinstance(gold_rate, (int, float))
+                                  or not 0 < gold_rate < 1):
+        raise StoreError(f"--gold-rate must be a share between 0 and 1 (exclusive), e.g. 0.1, "
+                         f"got {gold_rate!r}")
+    if redundancy == 1 and gold is None:
+        return {}
+    out: dict[str, Any] = {"redundancy": redundancy}
+    if gold is not None:
+        out["gold"] = gold
+        out["gold_rate"] = float(gold_rate if gold_rate is not None else DEFAULT_GOLD_RATE)
+    return out
+
+
+def check_gold(store: Store, gold: str, query_ids: list[str]) -> None:
+    """Refuse a gold version that does not exist or has no pair in the round's topics."""
+    if not store.one("find qrels", "SELECT 1 FROM qrels_versions WHERE name = ?", [gold]):
+        known = [r[0] for r in store.sql("qrels versions", "SELECT name FROM qrels_versions "
+                                         "ORDER BY name").fetchall()]
+        raise StoreError(f"no qrels version {gold!r} to use as gold; versions: "
+                         f"{', '.join(known) or '(none: import one with `pooling import qrels`)'}")
+    found = store.one("gold pairs", "SELECT count(*) FROM qrels WHERE version = ? AND query_id IN "
+                      "(SELECT UNNEST(?))", [gold, query_ids])
+    if not found or not found[0]:
+        raise StoreError(f"qrels version {gold!r} has no pair in the round's topics, so there is "
+                         "no gold to mix in; choose a version that judges these topics, or other "
+                         "--topics")
+
+
+def gold_pairs(store: Store, rnd: Round) -> dict[str, list[str]]:
+    """A gold round's gold documents per topic of the round (query_id -> doc_ids by id); {}
+    for a round without gold."""
+    if rnd.gold is None:
+        return {}
+    out: dict[str, list[str]] = {}
+    for q, d in store.sql("gold pairs", "SELECT query_id, doc_id FROM qrels WHERE version = ? "
+                          "AND query_id IN (SELECT UNNEST(?)) ORDER BY query_id, doc_id",
+                          [rnd.gold, list(rnd.topics)]).fetchall():
+        out.setdefault(q, []).append(d)
+    return out
 
 
 def topic_subtopics(store: Store, query_ids: list[str]) -> dict[str, list[list[str]]]:

@@ -159,7 +159,7 @@ async def assign_work(request: Request) -> Response:
 
 async def new_round(request: Request) -> Response:
     """Pool a new round (as `pooling pool` does)."""
-    from pooling.judging.rounds import create_round
+    from pooling.judging.rounds import MAX_REDUNDANCY, create_round
 
     sess = _organiser(request)
     body = await post_data(request, sess)
@@ -170,6 +170,9 @@ async def new_round(request: Request) -> Response:
     budget = whole_number(body, "budget", low=1, high=MAX_BUDGET)
     stop_after = whole_number(body, "stop_after", low=1, high=MAX_DEPTH)
     seed = whole_number(body, "seed", low=0, high=MAX_SEED, default=0)
+    redundancy = whole_number(body, "redundancy", low=1, high=MAX_REDUNDANCY, default=1)
+    gold = text(body, "gold") or None
+    gold_rate = number(body, "gold_rate", low=0.0, high=1.0, default=0.0) or None
     if not name:  # a round's id names it in every link, command and export
         return redirect("/organiser", flash="A new round needs a name (its id, e.g. round2); "
                                             "nothing was pooled.", error=True)
@@ -177,7 +180,8 @@ async def new_round(request: Request) -> Response:
     try:
         summary = await gate(request).run(
             create_round, name, strategy, strategy_params=params, depth=depth, budget=budget,
-            stop_after=stop_after, seed=seed, grades=grades)
+            stop_after=stop_after, seed=seed, grades=grades, redundancy=redundancy, gold=gold,
+            gold_rate=gold_rate if gold else None)
     except PoolingError as exc:
         return redirect("/organiser", flash=str(exc), error=True)
     r = summary.round
