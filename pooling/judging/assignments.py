@@ -5,6 +5,12 @@ assessor judges the queued documents of a topic assigned to them whole (an assig
 no doc_id) and their overlap documents (an assignment naming the document). Anyone else,
 and anything not queued, may judge nothing.
 
+A crowd round (`Round.crowd`) is open: every person assessor may judge every queued document
+and every gold document of every topic of the round, with no assignment, unless the
+organiser has withdrawn them from the round (`pooling.judging.worker_decisions`); automatic
+judges and revoked people are not among its workers. What each worker is handed next is
+`pooling.judging.crowd_queue`.
+
 `load_assignments` reads the rows the rule needs (the whole round, or one topic, or one
 person's topics) into an `Assignments`; every question is then answered from those rows in
 memory. The CLI, the batches, the pages and the judging server's cache all ask it, so the
@@ -17,7 +23,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from pooling.judging.rounds import Round, get_round
+from pooling.judging.rounds import Round, get_round, gold_pairs
+from pooling.judging.worker_decisions import withdrawn_workers
 from pooling.store.core import Store
 
 ORGANISER = "organiser"
@@ -33,20 +40,30 @@ class Assignments:
     overlap: dict[str, dict[str, set[str]]]  # assessor -> topic -> overlap doc_ids
     positions: dict[str, list[int]] | None = None  # query_id -> positions, beside `queue`
     _queued: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)  # sets of `queue`
+    gold: dict[str, list[str]] = field(default_factory=dict)  # a crowd round's gold docs per topic
+    closed: frozenset[str] = frozenset()  # who may not work in a crowd round (module doc)
+    withdrawn: frozenset[str] = frozenset()  # of those, the workers the organiser withdrew
 
     def has_topic(self, assessor_id: str, role: str | None, query_id: str) -> bool:
-        """Whether this person works on the topic (an organiser: every topic of the round)."""
+        """Whether this person works on the topic (an organiser: every topic of the round;
+        in a crowd round, every person not withdrawn)."""
         if role == ORGANISER:
             return query_id in self.rnd.topics
         if role is None:  # unknown people work on nothing
             return False
+        if self.rnd.crowd:
+            return query_id in self.rnd.topics and assessor_id not in self.closed
         return query_id in self.whole.get(assessor_id, ()) or query_id in self.overlap.get(assessor_id, {})
 
     def docs_for(self, assessor_id: str, role: str | None, query_id: str) -> list[str] | None:
-        """The documents this person may judge for a topic, in queue order (None: not theirs)."""
+        """The documents this person may judge for a topic, in queue order (None: not theirs);
+        in a crowd round, the queue then the topic's gold documents."""
         if not self.has_topic(assessor_id, role, query_id):
             return None
         docs = self.queue.get(query_id, [])
+        if self.rnd.crowd:
+            queued = self._queued_in(query_id)
+            return list(docs) + [d for d in self.gold.get(query_id, ()) if d not in queued]
         if role == ORGANISER or query_id in self.whole.get(assessor_id, ()):
             return list(docs)
         mine = self.overlap.get(assessor_id, {}).get(query_id, set())
@@ -56,6 +73,9 @@ class Assignments:
         """Whether this person may see and judge this queued document."""
         if role is None:  # unknown people may judge nothing
             return False
+        if self.rnd.crowd and role != ORGANISER:
+            return self.has_topic(assessor_id, role, query_id) and (
+                doc_id in self._queued_in(query_id) or doc_id in self.gold_in(query_id))
         if role == ORGANISER or query_id in self.whole.get(assessor_id, ()):
             return doc_id in self._queued_in(query_id)
         return (doc_id in self.overlap.get(assessor_id, {}).get(query_id, ())
@@ -69,8 +89,19 @@ class Assignments:
             found = self._queued.setdefault(query_id, frozenset(self.queue.get(query_id, ())))
         return found
 
+    def gold_in(self, query_id: str) -> frozenset[str]:
+        """A crowd round's gold documents of a topic, as a set (made when first asked)."""
+        key = "\0gold\0" + query_id
+        found = self._queued.get(key)
+        if found is None:
+            found = self._queued.setdefault(key, frozenset(self.gold.get(query_id, ())))
+        return found
+
     def topics_of(self, assessor_id: str) -> set[str]:
-        """The topics an assessor has work in (whole or overlap)."""
+        """The topics an assessor has work in (whole or overlap; in a crowd round, every topic
+        unless they may not work in it)."""
+        if self.rnd.crowd:
+            return set(self.rnd.topics) if assessor_id not in self.closed else set()
         return set(self.whole.get(assessor_id, ())) | set(self.overlap.get(assessor_id, {}))
 
     def items(self, assessor_id: str) -> pa.Table:
@@ -131,7 +162,9 @@ def load_assignments(store: Store, rnd: Round | str, *, query_id: str | None = N
     params = {"round_id": rnd.round_id, "query_id": query_id, "assessor_id": assessor_id}
     queue: dict[str, list[str]] = {}
     where: dict[str, list[int]] = {}
-    for q, d, p in store.sql("queue", _QUEUE, params).fetchall():
+    # A crowd round has no assignments: its whole queue (or the topic's) is everyone's.
+    queued = dict(params, assessor_id=None) if rnd.crowd else params
+    for q, d, p in store.sql("queue", _QUEUE, queued).fetchall():
         queue.setdefault(q, []).append(d)
         if positions:
             where.setdefault(q, []).append(p)
@@ -142,7 +175,21 @@ def load_assignments(store: Store, rnd: Round | str, *, query_id: str | None = N
             whole.setdefault(a, set()).add(q)
         else:
             overlap.setdefault(a, {}).setdefault(q, set()).add(d)
-    return Assignments(rnd, queue, whole, overlap, where if positions else None)
+    loaded = Assignments(rnd, queue, whole, overlap, where if positions else None)
+    if rnd.crowd:
+        gold = gold_pairs(store, rnd)
+        loaded.gold = {q: d for q, d in gold.items() if query_id is None or q == query_id}
+        loaded.withdrawn = withdrawn_workers(store, rnd.round_id)
+        loaded.closed = loaded.withdrawn | not_workers(store)
+    return loaded
+
+
+def not_workers(store: Store) -> frozenset[str]:
+    """Who is not a crowd round's worker: automatic judges and people whose access is
+    revoked."""
+    return frozenset(r[0] for r in store.sql(
+        "not workers", "SELECT assessor_id FROM assessors WHERE kind = 'model' "
+        "OR token_sha256 = ''").fetchall())
 
 
 def may_judge(store: Store, round_id: str, assessor_id: str, query_id: str, doc_id: str,
@@ -171,7 +218,17 @@ def topics_by_round(store: Store, assessor_id: str) -> dict[str, list[str]]:
             "my topics", "SELECT DISTINCT round_id, query_id FROM assignments WHERE assessor_id = ? "
             "ORDER BY round_id, query_id", [assessor_id]).fetchall():
         out.setdefault(round_id, []).append(query_id)
-    return out
+    for round_id in crowd_rounds(store):
+        loaded = load_assignments(store, round_id, assessor_id=assessor_id)
+        if loaded.topics_of(assessor_id):
+            out[round_id] = sorted(loaded.topics_of(assessor_id))
+    return dict(sorted(out.items()))
+
+
+def crowd_rounds(store: Store) -> list[str]:
+    """The crowd rounds (open to every person assessor), by round_id."""
+    rows = store.sql("crowd rounds", "SELECT round_id, params FROM rounds ORDER BY 1").fetchall()
+    return [r for r, params in rows if get_round(store, r).crowd] if rows else []
 
 
 def round_people(store: Store, round_id: str) -> list[str]:

@@ -18,7 +18,11 @@ import pyarrow as pa
 from pooling.errors import StoreError, SubmissionConflict
 from pooling.store.core import Store
 
-KINDS = ("judge", "retract")
+KINDS = ("judge", "retract", "unjudgeable")
+# Kinds that answer a pair: a grade, or "broken link / can't judge" (no grade). A retract
+# takes back the latest answer of either kind.
+ANSWERS = ("judge", "unjudgeable")
+UNJUDGEABLE = "unjudgeable"
 T = TypeVar("T")
 
 
@@ -75,11 +79,12 @@ def stored_submissions(con: Any, keys: list[tuple[str, str]]) -> dict[tuple[str,
 
 
 def replay(events: Iterable[tuple[str, T]]) -> T | None:
-    """What is left after replaying (kind, value) events in the order made: a judgment
-    pushes its value, a retract takes back the latest one; None when nothing is left."""
+    """What is left after replaying (kind, value) events in the order made: an answer (a
+    judgment or an unjudgeable) pushes its value, a retract takes back the latest one; None
+    when nothing is left."""
     stack: list[T] = []
     for kind, value in events:
-        if kind == "judge":
+        if kind != "retract":
             stack.append(value)
         elif stack:
             stack.pop()
@@ -87,8 +92,15 @@ def replay(events: Iterable[tuple[str, T]]) -> T | None:
 
 
 def current_grade(events: Iterable[tuple[str, int | None]]) -> int | None:
-    """The current grade of one document from its (kind, grade) events in order (`replay`)."""
+    """The current grade of one document from its (kind, grade) events in order (`replay`);
+    None also when its current answer is unjudgeable (`has_answer` tells the two apart)."""
     return replay(events)
+
+
+def has_answer(events: Iterable[tuple[str, Any]]) -> bool:
+    """Whether one document has a current answer (a grade or unjudgeable) after its
+    (kind, ...) events in order."""
+    return replay((kind, True) for kind, _ in events) is not None
 
 
 def effective_judgments(
@@ -99,6 +111,7 @@ def effective_judgments(
     assessor_id: str | None = None,
     people_only: bool = True,
     per_subtopic: bool = False,
+    answers: bool = False,
 ) -> pa.Table:
     """Each assessor's current grade per pair: round_id, assessor_id, query_id, doc_id, grade,
     seq (of the judgment that set it), judged_at. Optional filters narrow the replay.
@@ -113,6 +126,10 @@ def effective_judgments(
     Automatic judges' judgments are left out unless people_only is False or the judge is
     named as assessor_id: rules, agreement, progress and adaptive pools count people, and a
     judge's grades join a qrels version only through a rule that names it.
+
+    A pair whose current answer is unjudgeable has no grade: it is left out (so every rule,
+    agreement and model leave it out of grades) unless answers=True, which keeps it with a
+    NULL grade (queues and progress count it as answered; `unjudgeable_answers` counts them).
     """
     filters = [("round_id", round_id), ("query_id", query_id), ("assessor_id", assessor_id)]
     used = [(column, value) for column, value in filters if value is not None]
@@ -131,7 +148,7 @@ def effective_judgments(
     current: dict[tuple, tuple[int, int, Any]] = {}
     for (r, a, q, d, sub), pair_events in events.items():
         left = replay(pair_events)
-        if left is None:
+        if left is None or (left[0] is None and not answers):
             continue
         if per_subtopic:
             current[(r, a, q, d, sub)] = left
@@ -140,7 +157,8 @@ def effective_judgments(
         else:  # another subtopic of the pair: the highest grade, the latest judgment
             before = current[(r, a, q, d)]
             latest = max(before, left, key=lambda v: v[1])
-            current[(r, a, q, d)] = (max(before[0], left[0]), latest[1], latest[2])
+            graded = [g for g in (before[0], left[0]) if g is not None]
+            current[(r, a, q, d)] = (max(graded) if graded else None, latest[1], latest[2])
     names = ["round_id", "assessor_id", "query_id", "doc_id"] + (
         ["subtopic"] if per_subtopic else [])
     out: dict[str, list[Any]] = {k: [] for k in (*names, "grade", "seq", "judged_at")}
@@ -161,8 +179,8 @@ def effective_judgments(
 _JUDGED_PER_TOPIC = """
     WITH steps AS (
         SELECT round_id, assessor_id, query_id, doc_id, subtopic,
-               CASE WHEN kind = 'judge' THEN 1 ELSE -1 END AS step,
-               sum(CASE WHEN kind = 'judge' THEN 1 ELSE -1 END) OVER (
+               CASE WHEN kind = 'retract' THEN -1 ELSE 1 END AS step,
+               sum(CASE WHEN kind = 'retract' THEN -1 ELSE 1 END) OVER (
                    PARTITION BY round_id, assessor_id, query_id, doc_id, subtopic ORDER BY seq
                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS height
         FROM judgments
@@ -179,11 +197,24 @@ _JUDGED_PER_TOPIC = """
 
 
 def judged_per_topic(store: Store, round_id: str | None = None) -> dict[tuple[str, str], int]:
-    """{(round_id, query_id): documents with a current judgment by a person} for one round or
-    all: the count `effective_judgments` gives, computed in SQL without replaying histories in
+    """{(round_id, query_id): documents with a current answer (a grade or unjudgeable) by a
+    person} for one round or all: the count `effective_judgments` gives, computed in SQL without replaying histories in
     Python (the organisers' progress asks for it every few seconds while a crowd judges)."""
     rows = store.sql("judged per topic", _JUDGED_PER_TOPIC, [round_id, round_id]).fetchall()
     return {(r, q): n for r, q, n in rows}
+
+
+def unjudgeable_answers(store: Store, round_id: str | None = None) -> tuple[int, int]:
+    """(pairs, answers) left out of grades as unjudgeable: the current answers that are
+    unjudgeable, and the pairs all of whose current answers are (they enter no qrels)."""
+    table = effective_judgments(store, round_id, answers=True)
+    graded: dict[tuple[str, str, str], bool] = {}
+    answers = 0
+    for r, q, d, g in zip(*(table[c].to_pylist() for c in ("round_id", "query_id", "doc_id",
+                                                             "grade")), strict=True):
+        answers += g is None
+        graded[(r or "", q, d)] = graded.get((r or "", q, d), False) or g is not None
+    return sum(not v for v in graded.values()), answers
 
 
 def find_judge(store: Store, name: str) -> tuple[str, dict[str, Any]]:
@@ -225,7 +256,7 @@ def judge_current(
     stacks: dict[tuple, list[tuple[int, float | None, int]]] = {}
     for r, q, d, sub, kind, grade, probability, seq in rows:
         stack = stacks.setdefault((r, q, d, sub), [])
-        if kind == "judge":
+        if kind != "retract":
             stack.append((grade, probability, seq))
         elif stack:
             stack.pop()

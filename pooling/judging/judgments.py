@@ -7,7 +7,8 @@ batches and `record`, automatic judges, the judging pages and API through the se
 commits, organiser tools through a served store), and `outcomes` says what became of each
 one. `undo` is the one way to take a judgment back. The current ("effective") judgment of
 an assessor for a (query_id, doc_id) is found by replaying their history in order: a
-judgment pushes a grade, a retract takes back the latest one (`current_grade`).
+judgment pushes a grade, an `unjudgeable` answer pushes "no grade", a retract takes back the
+latest one (`current_grade`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pooling.judging.history import (  # noqa: F401  (re-exported: the judgments
     current_grade,
     effective_judgments,
     export_history,
+    has_answer,
     history,
     stored_submissions,
 )
@@ -243,7 +245,7 @@ def record(store: Store, judgments: Iterable[Judgment]) -> tuple[int, int]:
     stored = duplicates = 0
     with store.transaction():
         for j in items:  # in order: an undo may take back a judgment of the same call
-            if j.kind == "retract" and not _sent_before(store, j) and _current(store, j) is None:
+            if j.kind == "retract" and not _sent_before(store, j) and not _answered(store, j):
                 on = f" on subtopic {j.subtopic!r}" if j.subtopic is not None else ""
                 raise StoreError(f"nothing to undo: {j.assessor_id!r} has no current judgment of "
                                  f"{j.doc_id!r}{on} for topic {j.query_id!r}")
@@ -259,13 +261,14 @@ def _sent_before(store: Store, j: Judgment) -> bool:
     return key(j) in stored_submissions(store.con, [key(j)])
 
 
-def _current(store: Store, j: Judgment) -> int | None:
+def _answered(store: Store, j: Judgment) -> bool:
+    """Whether the person has a current answer (a grade or unjudgeable) of the pair."""
     rows = store.con.execute(
         "SELECT kind, grade FROM judgments WHERE round_id = ? AND assessor_id = ? AND query_id = ? "
         "AND doc_id = ? AND subtopic IS NOT DISTINCT FROM ? ORDER BY seq",
         [j.round_id, j.assessor_id, j.query_id, j.doc_id, j.subtopic],
     ).fetchall()
-    return current_grade(rows)
+    return has_answer(rows)
 
 
 # -- undo ----------------------------------------------------------------------------------
@@ -336,7 +339,8 @@ def undo_in_store(store: Store, round_id: str, assessor_id: str, query_id: str,
     read from their history, the retract appended in a transaction. In a subtopic round the
     document's latest submission is taken back whole: one retract per subtopic it has a
     current grade on, stored together (`subtopic_retracts`)."""
-    table = effective_judgments(store, round_id, query_id=query_id, assessor_id=assessor_id)
+    table = effective_judgments(store, round_id, query_id=query_id, assessor_id=assessor_id,
+                                answers=True)
     mine = {d: (g, s) for d, g, s in zip(*(table[c].to_pylist() for c in ("doc_id", "grade", "seq")),
                                           strict=True)}
     subtopic_round = get_round(store, round_id).subtopics is not None

@@ -28,6 +28,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from pooling.judging.assignments import load_assignments
+from pooling.judging.crowd_queue import next_docs
 from pooling.judging.history import effective_judgments
 from pooling.judging.rounds import Round, choose_next, get_round, stopped, topic_rankings
 from pooling.store.core import Store
@@ -265,7 +266,7 @@ def static_topic_queue(rnd: Round, query_id: str, docs: Sequence[str],
     """A person's `TopicQueue` from their current judgments of the topic, doc_id -> (grade,
     seq): the stopping rule reads their grades in the order they were made."""
     ended = bool(rnd.params.get("stop_after")) and stopped(
-        rnd, [g for g, _ in sorted(mine.values(), key=lambda t: t[1])])
+        rnd, [g for g, _ in sorted(mine.values(), key=lambda t: t[1]) if g is not None])
     return TopicQueue(query_id, docs, mine, ended=ended)
 
 
@@ -303,14 +304,78 @@ class ChosenQueue(OneTopicQueue):
         return None
 
 
+class CrowdQueue(OneTopicQueue):
+    """One worker's documents of one topic of a crowd round, from the answers so far
+    (`pooling.judging.crowd_queue.next_docs`, the one rule; the judging server adds the
+    claims of documents handed out and not answered yet). Reads nothing."""
+
+    adaptive = False
+
+    def __init__(self, rnd: Round, assessor_id: str, query_id: str, docs: Sequence[str],
+                 gold: Sequence[str], answers: Mapping[str, int], mine: Collection[str], *,
+                 claimed: Mapping[str, int] | None = None, held: str | None = None,
+                 closed: bool = False):
+        self._query_id = query_id
+        self._rnd = rnd
+        self._assessor = assessor_id
+        self._gold = list(gold)
+        gold_set = set(gold)
+        self._docs = [d for d in docs if d not in gold_set]
+        self._answers = answers
+        self._claimed = claimed or {}
+        self._mine = set(mine)
+        self._held = held
+        self._closed = closed
+        self.handed_out = 0
+        self.judged_before = len(self._mine)
+
+    def next_pairs(self, limit: int | None = None) -> list[Pair]:
+        if self._closed or limit == 0:
+            return []
+        docs = next_docs(self._assessor, self._docs, redundancy=self._rnd.redundancy,
+                         answers=self._answers, claimed=self._claimed, mine=self._mine,
+                         gold=self._gold, gold_rate=self._rnd.gold_rate,
+                         gold_answered=len(self._mine & set(self._gold)), held=self._held,
+                         limit=limit if limit is not None else len(self._docs) + len(self._gold))
+        self._mine.update(docs)
+        self._held = None
+        self.handed_out += len(docs)
+        return [(self._query_id, d) for d in docs]
+
+    def failed(self, pairs: Iterable[Pair]) -> None:
+        pass
+
+    def remaining(self) -> int | None:
+        return None  # it depends on what the other workers answer meanwhile
+
+
+def answer_counts(table) -> dict[str, int]:
+    """doc_id -> distinct people with a current answer, from `effective_judgments(...,
+    answers=True)` of one topic."""
+    counts: dict[str, int] = {}
+    for d in table["doc_id"].to_pylist():
+        counts[d] = counts.get(d, 0) + 1
+    return counts
+
+
 def topic_queue(store: Store, rnd: Round, assessor_id: str, query_id: str) -> PairQueue:
     """A person's queue of one topic, read from the store. Static rounds: their documents
     not judged yet (`TopicQueue`); adaptive rounds: the strategy's choice from the people's
-    judgments of the topic (`ChosenQueue`). Either way the stopping rule ends it early."""
+    judgments of the topic (`ChosenQueue`); crowd rounds: the crowd rule over everyone's
+    answers (`CrowdQueue`). Either way the stopping rule ends it early."""
+    if rnd.crowd:
+        everyone = effective_judgments(store, rnd.round_id, query_id=query_id, answers=True)
+        mine = {d for a, d in zip(everyone["assessor_id"].to_pylist(),
+                                  everyone["doc_id"].to_pylist(), strict=True) if a == assessor_id}
+        loaded = load_assignments(store, rnd, query_id=query_id, assessor_id=assessor_id)
+        return CrowdQueue(rnd, assessor_id, query_id, loaded.queue.get(query_id, []),
+                          loaded.gold.get(query_id, []), answer_counts(everyone), mine,
+                          closed=not loaded.has_topic(assessor_id, "assessor", query_id))
     # Adaptive rounds learn from every assessor's judgments of the topic; static ones follow
     # the person's own progress.
     judged = effective_judgments(store, rnd.round_id, query_id=query_id,
-                                 assessor_id=None if rnd.adaptive else assessor_id)
+                                 assessor_id=None if rnd.adaptive else assessor_id,
+                                 answers=not rnd.adaptive)
     made = sorted(zip(*(judged[c].to_pylist() for c in ("doc_id", "grade", "seq")), strict=True),
                   key=lambda t: t[2])
     if rnd.adaptive:

@@ -15,7 +15,7 @@ import re
 from numbers import Integral
 
 from pooling.errors import StoreError
-from pooling.judging.history import KINDS, Judgment
+from pooling.judging.history import KINDS, UNJUDGEABLE, Judgment
 from pooling.judging.rounds import Round
 from pooling.judging.storable import unstorable
 
@@ -106,10 +106,12 @@ def note(value: object) -> str | None:
 
 def submission(rnd: Round, assessor_id: str, query_id: str, doc_id: str, *, grade_value: object,
                submission_id_value: object, seconds_value: object = None,
-               note_value: object = None) -> Judgment:
-    """The judgment a page or API submission makes, every field checked (`JudgmentRefused`).
-    Its text was checked with `storable` before the round and the assignment were looked up."""
-    return Judgment(rnd.round_id, assessor_id, query_id, doc_id, grade(rnd, grade_value),
+               note_value: object = None, unjudgeable_value: object = None) -> Judgment:
+    """The judgment a page or API submission makes, every field checked (`JudgmentRefused`):
+    a grade, or an unjudgeable answer (`answer`). Its text was checked with `storable`
+    before the round and the assignment were looked up."""
+    kind, value = answer(rnd, grade_value, unjudgeable_value)
+    return Judgment(rnd.round_id, assessor_id, query_id, doc_id, value, kind=kind,
                     seconds=seconds(seconds_value), note=note(note_value),
                     submission_id=submission_id(submission_id_value))
 
@@ -211,4 +213,32 @@ def problem(j: Judgment, rnd: Round) -> str | None:
         return f"kind must be one of {', '.join(KINDS)}"
     if j.kind == "judge" and not on_scale(rnd, j.grade):
         return off_scale(rnd, j.grade)
+    if j.kind == UNJUDGEABLE:
+        return unjudgeable_refused(rnd)
     return wrong_subtopic(rnd, j.query_id, j.subtopic)
+
+
+def unjudgeable_refused(rnd: Round) -> str | None:
+    """Why the round takes no unjudgeable answer, or None: an adaptive round learns from
+    grades and a subtopic round grades each subtopic, so both need a grade."""
+    if rnd.adaptive or rnd.subtopics is not None:
+        what = "adaptive" if rnd.adaptive else "judged on subtopics"
+        return (f"round {rnd.round_id} is {what} and needs a grade for every document; answer "
+                "unjudgeable in a static round, or give the lowest grade with a note")
+    return None
+
+
+def answer(rnd: Round, grade_value: object, unjudgeable_value: object) -> tuple[str, int | None]:
+    """A submission's answer, (kind, grade): a grade on the round's scale, or `unjudgeable`
+    ("broken link / can't judge", no grade) when `unjudgeable` is sent true; both, or an
+    unjudgeable answer in a round that needs grades, is `JudgmentRefused`."""
+    if unjudgeable_value in (None, False, "", "0", "false"):
+        return "judge", grade(rnd, grade_value)
+    if unjudgeable_value not in (True, "1", "true", "on"):
+        raise JudgmentRefused("unjudgeable must be true or false")
+    if grade_value not in (None, ""):
+        raise JudgmentRefused("send a grade or unjudgeable, not both")
+    why = unjudgeable_refused(rnd)
+    if why:
+        raise JudgmentRefused(why)
+    return UNJUDGEABLE, None

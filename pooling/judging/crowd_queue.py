@@ -1,0 +1,152 @@
+"""What a worker of a crowd round is handed next: the one rule, over counts kept elsewhere.
+
+A crowd round (`pooling.judging.rounds.Round.crowd`) asks each queued pair for K distinct
+people's answers (a grade or unjudgeable) and mixes known-answer ("gold") pairs into every
+worker's queue. A worker's next document of a topic (`next_docs`):
+
+1. the document they were handed last and have not answered yet, while its claim holds (a
+   page reloaded shows the same document);
+2. a gold document, when it is the worker's gold turn (`gold_turn`: gold answered <
+   rate x (answered + 1)) and a gold document of the topic is left for them; each worker
+   meets the gold documents in an order of their own (`gold_order`), so two workers do not
+   meet them in the same order;
+3. else the queued documents they have not answered whose answers plus live claims are
+   fewer than K, fewest first, then in queue order.
+
+Nothing here reads the store or the clock: the store path (`pooling.judging.queue`) counts
+answers from the history, the judging server (`pooling.web.live`) keeps the counts and the
+claims (`Claims`) in memory. A claim is the document handed to a worker and not answered yet;
+it counts toward K for everyone else until it is answered, replaced by the worker's next
+claim in the topic, or its lease (`LEASE_SECONDS`) runs out, so a worker who leaves blocks a
+pair for at most one lease.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+
+LEASE_SECONDS = 600.0  # how long a handed-out, unanswered document counts toward K
+
+
+def gold_turn(answered: int, gold_answered: int, rate: float) -> bool:
+    """Whether a worker's next pair is gold: they have answered fewer gold pairs than
+    `rate` of their answers counting the next one, so gold stays within one pair of
+    rate x answered."""
+    return gold_answered < rate * (answered + 1)
+
+
+def gold_order(worker: str, gold: Sequence[str]) -> list[str]:
+    """The topic's gold documents in the order this worker meets them: by a hash of worker
+    and document, so the order is fixed for a worker and differs between workers."""
+    return sorted(gold, key=lambda d: hashlib.sha1(f"{worker}\0{d}".encode()).digest())
+
+
+def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
+              answers: Mapping[str, int], claimed: Mapping[str, int], mine: Collection[str],
+              gold: Sequence[str] = (), gold_rate: float = 0.0, gold_answered: int = 0,
+              held: str | None = None, limit: int = 1) -> list[str]:
+    """Up to `limit` documents of one topic to hand `worker` next (module doc).
+
+    queue: the topic's queued documents in queue order; answers: doc -> distinct people with
+    a current answer; claimed: doc -> live claims (`Claims.counts`); mine: the documents this worker
+    has a current answer of (gold ones too); gold: the topic's gold documents, which never
+    count toward K and are not handed out as regular pairs; gold_answered: how many of
+    `mine` are gold; held: the document this worker holds a live claim on, if any. With a
+    limit above one, each document handed counts as answered for the ones after it.
+    """
+    out: list[str] = []
+    gold_set = frozenset(gold)
+    answered, gold_done = len(mine), gold_answered
+    if held is not None and held not in mine and len(out) < limit:
+        out.append(held)
+        answered += 1
+        gold_done += held in gold_set
+    gold_left = [d for d in gold_order(worker, gold) if d not in mine and d not in out]
+    open_docs = sorted(
+        (answers.get(d, 0) + claimed.get(d, 0), i, d) for i, d in enumerate(queue)
+        if d not in mine and d not in gold_set and d != held
+        and answers.get(d, 0) + claimed.get(d, 0) < redundancy)
+    regular = [d for _, _, d in open_docs]
+    while len(out) < limit and (gold_left or regular):
+        if gold_left and (gold_turn(answered, gold_done, gold_rate) or not regular):
+            if not gold_turn(answered, gold_done, gold_rate):
+                break  # only gold is left, and it is not its turn: the topic is done for now
+            out.append(gold_left.pop(0))
+            gold_done += 1
+        else:
+            out.append(regular.pop(0))
+        answered += 1
+    return out
+
+
+def reached(answers: Mapping[str, int], queue: Sequence[str], redundancy: int,
+            gold: Collection[str] = ()) -> int:
+    """How many of a topic's queued pairs (gold left out) have K answers: a crowd round's
+    progress."""
+    return sum(answers.get(d, 0) >= redundancy for d in queue if d not in gold)
+
+
+Key = tuple[str, str]  # (round_id, query_id): the topic a claim is in
+
+
+class Claims:
+    """Documents handed out and not answered yet, each with its lease: at most one per
+    worker and topic (a worker's next claim in the topic replaces the one before). Counts
+    per topic are kept as claims come and go, and expired claims are dropped as time passes
+    (`now` is passed in: the caller's clock), so asking costs no scan of everyone's claims."""
+
+    def __init__(self, lease: float = LEASE_SECONDS):
+        self.lease = lease
+        self._held: dict[tuple[str, Key], tuple[str, float]] = {}  # (worker, key) -> (doc, until)
+        self._counts: dict[Key, Counter[str]] = {}
+        self._expiry: list[tuple[float, str, Key, str]] = []  # a heap of (until, worker, key, doc)
+
+    def claim(self, worker: str, key: Key, doc: str, now: float) -> None:
+        """Hand `doc` to `worker` now, until the lease runs out."""
+        self._expire(now)
+        self._drop(worker, key)
+        until = now + self.lease
+        self._held[(worker, key)] = (doc, until)
+        self._counts.setdefault(key, Counter())[doc] += 1
+        heapq.heappush(self._expiry, (until, worker, key, doc))
+
+    def release(self, worker: str, key: Key, doc: str) -> None:
+        """The worker answered `doc`: their claim on it ends (if it is the one they hold)."""
+        held = self._held.get((worker, key))
+        if held is not None and held[0] == doc:
+            self._drop(worker, key)
+
+    def held(self, worker: str, key: Key, now: float) -> str | None:
+        """The document this worker holds a live claim on in the topic, or None."""
+        self._expire(now)
+        held = self._held.get((worker, key))
+        return None if held is None else held[0]
+
+    def counts(self, key: Key, now: float) -> Mapping[str, int]:
+        """doc -> live claims in the topic (a worker's own is on the document they hold,
+        which `next_docs` hands them first and never counts); read it, do not keep it."""
+        self._expire(now)
+        return self._counts.get(key) or {}
+
+    def clear(self) -> None:
+        """Forget every claim (the round was reloaded)."""
+        self._held.clear()
+        self._counts.clear()
+        self._expiry.clear()
+
+    def _drop(self, worker: str, key: Key) -> None:
+        held = self._held.pop((worker, key), None)
+        if held is not None:
+            counts = self._counts[key]
+            counts[held[0]] -= 1
+            if counts[held[0]] <= 0:
+                del counts[held[0]]
+
+    def _expire(self, now: float) -> None:
+        while self._expiry and self._expiry[0][0] <= now:
+            until, worker, key, doc = heapq.heappop(self._expiry)
+            if self._held.get((worker, key)) == (doc, until):
+                self._drop(worker, key)
