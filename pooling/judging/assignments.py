@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from pooling.judging.rounds import Round, get_round, gold_pairs
+from pooling.judging.rounds import Round, crowd_rounds, get_round, gold_pairs
 from pooling.judging.worker_decisions import withdrawn_workers
 from pooling.store.core import Store
 
@@ -224,11 +224,6 @@ def topics_by_round(store: Store, assessor_id: str) -> dict[str, list[str]]:
             out[round_id] = sorted(loaded.topics_of(assessor_id))
     return dict(sorted(out.items()))
 
-
-def crowd_rounds(store: Store) -> list[str]:
-    """The crowd rounds (open to every person assessor), by round_id."""
-    rows = store.sql("crowd rounds", "SELECT round_id, params FROM rounds ORDER BY 1").fetchall()
-    return [r for r, params in rows if get_round(store, r).crowd] if rows else []
 
 
 def round_people(store: Store, round_id: str) -> list[str]:

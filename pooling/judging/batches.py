@@ -1,4 +1,6 @@
 """Offline batches: an assessor's unjudged items out as CSV or JSONL, the judged rows back in.
+A row's grade may be `unjudgeable` (a document that cannot be judged) in a static round; a
+crowd round's batch is what its queue hands the worker now (`crowd_items`).
 
 Import checks the whole file at once: every graded row against the round's scale and text
 rules (`pooling.judging.validation`) and who may judge what (`pooling.judging.assignments`,
@@ -36,13 +38,15 @@ from pooling.formats.source import (
     strip_compression_suffix,
 )
 from pooling.judging.assignments import assigned_items, load_assignments, not_assigned, role_of
-from pooling.judging.history import Judgment, effective_judgments
+from pooling.judging.history import UNJUDGEABLE, Judgment, effective_judgments
 from pooling.judging.judgments import counted, write
+from pooling.judging.queue import topic_queue
 from pooling.judging.rounds import Round, get_round
 from pooling.judging.validation import (
     off_scale,
     on_scale,
     scale_hint,
+    unjudgeable_refused,
     unstorable_text,
     wrong_subtopic,
 )
@@ -92,8 +96,9 @@ def export_batch(store: Store, round_id: str, assessor_id: str, path: str | Path
             "from the judgments so far, so it hands documents out one at a time in the judging "
             "pages (`pooling serve`) or the API and has no batch to export; judge it there, or "
             "pool a static round (e.g. --strategy depth) for offline batches")
-    items = assigned_items(store, round_id, assessor_id)
-    done = effective_judgments(store, round_id, assessor_id=assessor_id)
+    items = crowd_items(store, rnd, assessor_id) if rnd.crowd else assigned_items(
+        store, round_id, assessor_id)
+    done = effective_judgments(store, round_id, assessor_id=assessor_id, answers=True)
     mine = set(zip(done["query_id"].to_pylist(), done["doc_id"].to_pylist(), strict=True))
     if rnd.subtopics is not None:  # a document is done when every subtopic has a grade
         per = effective_judgments(store, round_id, assessor_id=assessor_id, per_subtopic=True)
@@ -137,6 +142,19 @@ def export_batch(store: Store, round_id: str, assessor_id: str, path: str | Path
 # -- import -------------------------------------------------------------------------------
 
 
+def crowd_items(store: Store, rnd: Round, assessor_id: str) -> pa.Table:
+    """A worker's batch of a crowd round: per topic, what the crowd rule hands them now
+    (`pooling.judging.queue.topic_queue`), gold mixed in; position is the order handed."""
+    rows: dict[str, list[Any]] = {"query_id": [], "doc_id": [], "position": []}
+    for q in rnd.topics:
+        pairs = topic_queue(store, rnd, assessor_id, q).next_pairs()
+        rows["query_id"] += [q] * len(pairs)
+        rows["doc_id"] += [d for _, d in pairs]
+        rows["position"] += list(range(1, len(pairs) + 1))
+    return pa.table(rows, schema=pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+                                            ("position", pa.int64())]))
+
+
 def read_batch(path: str | Path, rnd: Round, assessor_id: str) -> BatchRows:
     """The graded rows of a batch file as judgments; rows left blank are skipped, and rows for
     another round, with a grade that is not an integer or off the round's scale, or with a note
@@ -155,21 +173,31 @@ def read_batch(path: str | Path, rnd: Round, assessor_id: str) -> BatchRows:
             out.problems.append(Problem(source, line, f"row is for round {row['round_id']!r}, "
                                         f"not {rnd.round_id!r}"))
             continue
-        try:
-            grade = int(grade_text)
-        except ValueError:
-            out.problems.append(Problem(source, line, f"{scale_hint(rnd)}, found {grade_text!r}"))
-            continue
-        if not on_scale(rnd, grade):
-            out.problems.append(Problem(source, line, off_scale(rnd, grade)))
-            continue
+        kind, grade = "judge", None
+        if grade_text.lower() == UNJUDGEABLE:  # "broken link / can't judge": no grade
+            why = unjudgeable_refused(rnd)
+            if why:
+                out.problems.append(Problem(source, line, why))
+                continue
+            kind = UNJUDGEABLE
+        else:
+            try:
+                grade = int(grade_text)
+            except ValueError:
+                out.problems.append(Problem(source, line, f"{scale_hint(rnd)} (or "
+                                            f"{UNJUDGEABLE}), found {grade_text!r}"))
+                continue
+            if not on_scale(rnd, grade):
+                out.problems.append(Problem(source, line, off_scale(rnd, grade)))
+                continue
         q, d = str(row.get("query_id") or ""), str(row.get("doc_id") or "")
         note = (row.get("note") or None) and str(row.get("note"))
         sub = str(row.get("subtopic") or "").strip() or None
-        content = [file_sha, rnd.round_id, assessor_id, q, d, grade, note]
+        content = [file_sha, rnd.round_id, assessor_id, q, d, grade if kind == "judge" else kind,
+                   note]
         # A plain round's ids are as they always were; a subtopic row's names its subtopic.
         sid = hashlib.sha256(json.dumps(content if sub is None else [*content, sub]).encode())
-        j = Judgment(rnd.round_id, assessor_id, q, d, grade, note=note,
+        j = Judgment(rnd.round_id, assessor_id, q, d, grade, kind=kind, note=note,
                      submission_id=f"batch-{sid.hexdigest()[:32]}", subtopic=sub)
         why = unstorable_text(j) or wrong_subtopic(rnd, q, sub)
         if why:

@@ -359,6 +359,12 @@ def gold_pairs(store: Store, rnd: Round) -> dict[str, list[str]]:
     return out
 
 
+def crowd_rounds(store: Store) -> list[str]:
+    """The crowd rounds (open to every person assessor), by round_id."""
+    rows = store.sql("crowd rounds", "SELECT round_id FROM rounds ORDER BY 1").fetchall()
+    return [r for (r,) in rows if get_round(store, r).crowd]
+
+
 def topic_subtopics(store: Store, query_ids: list[str]) -> dict[str, list[list[str]]]:
     """Each topic's subtopics as [number, text] (from the topic's `extra`, where the TREC Web
     reader puts them), for a subtopic round; a topic without subtopics is refused."""

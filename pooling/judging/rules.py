@@ -14,6 +14,10 @@ Rules (each assessor's current judgment per pair is used; see pooling.judging.ju
 - wawa, dawid-skene: an aggregation model's most probable grade, which learns how reliable
                each person is (pooling.judging.model_rules); `gold` names a qrels version whose
                pairs seed the model and stay out of the derived version.
+A crowd round's gold pairs (`Round.gold`) never enter a derived version, whatever the rule
+(`without_gold`), and an unjudgeable answer is no grade: a pair all of whose current answers
+are unjudgeable enters no version, and the version records how many pairs and answers were
+(`params["unjudgeable"]`).
 The first five and the models use people's judgments only; the last two name the judge, whose grades can be
 mapped onto the round's scale (`judge_grades`), and the version records it among its judges.
 
@@ -35,14 +39,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import StoreError
-from pooling.judging.history import effective_judgments, find_judge, judge_current
+from pooling.judging.history import (
+    effective_judgments,
+    find_judge,
+    judge_current,
+    unjudgeable_answers,
+)
 from pooling.judging.model_rules import (
     MODEL_RULES,
     model_grades,
     model_params,
     save_model_outputs,
 )
-from pooling.judging.rounds import get_round
+from pooling.judging.rounds import crowd_rounds, get_round, gold_pairs
 from pooling.judging.sampled_rounds import is_sampled_round, sampled_grades
 from pooling.store.core import Store
 from pooling.store.qrels import QrelsImport, save_qrels, save_subtopic_qrels
@@ -121,9 +130,11 @@ def derive_grades(store: Store, rule: str, *, round_id: str | None = None,
                          else f"rule {rule!r} uses people's judgments only; --judge goes with "
                          f"{' or '.join(JUDGE_RULES)}")
     if rule in JUDGE_RULES:
-        return _with_judge(store, rule, round_id, tie, judge, judge_grades or {})
+        return without_gold(store, _with_judge(store, rule, round_id, tie, judge,
+                                               judge_grades or {}), round_id)
     if rule in MODEL_RULES:
-        return model_grades(store, rule, round_id=round_id, gold=gold)[0]
+        return without_gold(store, model_grades(store, rule, round_id=round_id, gold=gold)[0],
+                            round_id)
     votes = _votes(store, round_id)
     roles = _roles(store)
     primaries = _primaries(store, round_id) if rule == "primary" else {}
@@ -140,8 +151,30 @@ def derive_grades(store: Store, rule: str, *, round_id: str | None = None,
             out["query_id"].append(q)
             out["doc_id"].append(d)
             out["relevance"].append(grade)
-    return pa.table(out, schema=pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
-                                           ("relevance", pa.int64())]))
+    return without_gold(store, pa.table(out, schema=pa.schema(
+        [("query_id", pa.string()), ("doc_id", pa.string()), ("relevance", pa.int64())])),
+        round_id)
+
+
+def round_gold(store: Store, round_id: str | None) -> set[tuple[str, str]]:
+    """The gold pairs of a crowd round (of every crowd round with gold when round_id is None):
+    known answers, never part of a derived version."""
+    rounds = [round_id] if round_id is not None else crowd_rounds(store)
+    out: set[tuple[str, str]] = set()
+    for r in rounds:
+        for q, docs in gold_pairs(store, get_round(store, r)).items():
+            out.update((q, d) for d in docs)
+    return out
+
+
+def without_gold(store: Store, table: pa.Table, round_id: str | None) -> pa.Table:
+    """The rows of `table` (query_id, doc_id, ...) less the gold pairs of the round(s)."""
+    gold = round_gold(store, round_id)
+    if not gold or table.num_rows == 0:
+        return table
+    keep = [(q, d) not in gold for q, d in zip(table["query_id"].to_pylist(),
+                                               table["doc_id"].to_pylist(), strict=True)]
+    return table.filter(pa.array(keep, pa.bool_()))
 
 
 def _apply(rule: str, votes: list[tuple[str, int, int]], roles: dict[str, str],
@@ -196,7 +229,7 @@ def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = N
         if tie not in ("lower", "higher"):
             raise StoreError("tie must be 'lower' or 'higher'")
         table, model = model_grades(store, rule, round_id=round_id, gold=gold)
-        posteriors = table
+        posteriors = table = without_gold(store, table, round_id)
         table = table.select(["query_id", "doc_id", "relevance"])
     else:
         table = derive_grades(store, rule, round_id=round_id, tie=tie, judge=judge,
@@ -211,6 +244,9 @@ def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = N
     judge_id = _judge_id(store, judge) if judge is not None else None
     params = {"rule": rule, "round": round_id,
               "tie": tie if rule in ("majority", "human-first") else None}
+    left_out, answers = unjudgeable_answers(store, round_id)
+    if answers:
+        params["unjudgeable"] = {"pairs": left_out, "answers": answers}
     if judge_id is not None:
         params["judge"] = judge_id
         if judge_grades:

@@ -35,7 +35,7 @@ NOT_FOUND = "not found"  # the one body for a missing item and for somebody else
 # name -> required; `grade` judges a document as a whole, `grades` (a grade per subtopic) in
 # a subtopic round: one of the two is sent.
 JUDGMENT_FIELDS = {"doc_id": True, "grade": False, "grades": False, "submission_id": True,
-                   "seconds": False, "note": False}
+                   "seconds": False, "note": False, "unjudgeable": False}
 UNDO_FIELDS = {"submission_id": True}
 
 
@@ -146,7 +146,7 @@ async def _rounds_of(request: Request, who: tuple[str, str],
 
 def _round_json(r: RoundProgress) -> dict[str, Any]:
     return {"round_id": r.round_id, "adaptive": r.adaptive, "assigned": r.assigned,
-            "judged": r.judged, "topics": [vars(t) for t in r.topics]}
+            "judged": r.judged, "withdrawn": r.withdrawn, "topics": [vars(t) for t in r.topics]}
 
 
 def _page_json(page: JudgingPage) -> dict[str, Any]:
@@ -161,6 +161,8 @@ def _page_json(page: JudgingPage) -> dict[str, Any]:
         "current_grade": page.current_grade, "position": page.position, "total": page.total,
         "judged": page.judged, "prev_doc": page.prev_doc, "next_doc": page.next_doc,
         "skip_doc": page.skip_doc, "can_undo": page.can_undo,
+        "can_answer_unjudgeable": page.unjudgeable,
+        "current_unjudgeable": page.current_unjudgeable,
         # A fresh id for this view: a retried submission is stored once.
         "submission_id": uuid.uuid4().hex,
     } | ({"subtopics": [{"subtopic": s.number, "text": s.text, "current_grade": s.current_grade}
@@ -183,15 +185,17 @@ async def judge(request: Request) -> Response:
     """Judge one document, as the judging page's POST does (idempotent by submission_id)."""
     assessor_id, role = await _caller(request)
     body = await _body(request, JUDGMENT_FIELDS)
-    if "grade" not in body and "grades" not in body:
+    if "grade" not in body and "grades" not in body and not body.get("unjudgeable"):
         raise HTTPException(422, "missing field(s) grade (or grades, a grade per subtopic in a "
-                                 f"subtopic round); expected {', '.join(JUDGMENT_FIELDS)}")
+                                 "subtopic round, or unjudgeable: true for a document that "
+                                 f"cannot be judged); expected {', '.join(JUDGMENT_FIELDS)}")
     round_id, query_id = request.path_params["round_id"], request.path_params["query_id"]
     try:
         outcome = await answer(
             request, "judge", assessor_id, role, round_id, query_id, body["doc_id"],
             grade=body.get("grade"), submission_id=body["submission_id"],
-            seconds=body.get("seconds"), note=body.get("note"), grades=body.get("grades"))
+            seconds=body.get("seconds"), note=body.get("note"), grades=body.get("grades"),
+            unjudgeable=body.get("unjudgeable"))
     except SubmissionConflict as exc:  # the id was used for something else: nothing dropped
         return conflict_error(exc)
     except StoreError as exc:  # a judgment the core refuses: a bad grade, note, seconds, id, text

@@ -60,6 +60,7 @@ class RoundProgress:
     round_id: str
     adaptive: bool
     topics: list[TopicProgress]
+    withdrawn: bool = False  # a crowd round's worker the organiser withdrew: handed nothing more
 
     @property
     def judged(self) -> int:
@@ -108,6 +109,8 @@ class JudgingPage:
     skip_doc: str | None
     can_undo: bool
     subtopics: tuple[Subtopic, ...] = ()  # a subtopic round's: a grade is given on each
+    unjudgeable: bool = False  # whether "broken link / can't judge" may be answered
+    current_unjudgeable: bool = False  # this person's current answer is unjudgeable
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,8 @@ def topic_docs(store: Store, rnd: Round, assessor_id: str, role: str, query_id: 
 
 def _mine(store: Store, round_id: str, assessor_id: str, query_id: str) -> dict[str, tuple[int, int]]:
     """This person's current judgments of one topic: doc_id -> (grade, seq of that judgment)."""
-    table = effective_judgments(store, round_id, query_id=query_id, assessor_id=assessor_id)
+    table = effective_judgments(store, round_id, query_id=query_id, assessor_id=assessor_id,
+                                answers=True)
     return {d: (g, q) for d, g, q in zip(*(table[c].to_pylist() for c in ("doc_id", "grade", "seq")),
                                           strict=True)}
 
@@ -169,7 +173,7 @@ def subtopics_shown(store: Store, rnd: Round, assessor_id: str, query_id: str,
 
 
 def _judged_per_topic(store: Store, round_id: str, assessor_id: str) -> Counter:
-    table = effective_judgments(store, round_id, assessor_id=assessor_id)
+    table = effective_judgments(store, round_id, assessor_id=assessor_id, answers=True)
     return Counter(table["query_id"].to_pylist())
 
 
@@ -244,13 +248,15 @@ def judging_page(
         next_doc=docs[i + 1] if i + 1 < len(docs) else None,
         skip_doc=skip, can_undo=bool(grades),
         subtopics=subtopics_shown(store, rnd, assessor_id, query_id, doc_id),
+        unjudgeable=validation.unjudgeable_refused(rnd) is None,
+        current_unjudgeable=doc_id in grades and grades[doc_id] is None,
     )
 
 
 def judge(
     store: Store, assessor_id: str, role: str, round_id: str, query_id: str, doc_id: str, *,
     grade: object, submission_id: object, seconds: object = None, note: object = None,
-    grades: object = None,
+    grades: object = None, unjudgeable: object = None,
 ) -> Stored | None:
     """Record one judgment (committed before returning); a repeated submission id is a no-op.
     In a subtopic round `grades` holds the document's grade on each of its topic's subtopics,
@@ -262,6 +268,8 @@ def judge(
             assessor_id, role, query_id, doc_id):
         return None
     validation.grades_sent(rnd, query_id, grade, grades)
+    if rnd.subtopics is not None and unjudgeable not in (None, False, ""):
+        raise validation.JudgmentRefused(validation.unjudgeable_refused(rnd) or "")
     if rnd.subtopics is not None:
         items = validation.subtopic_submission(
             rnd, assessor_id, query_id, doc_id, grades_value=grades,
@@ -269,7 +277,7 @@ def judge(
     else:
         items = [validation.submission(rnd, assessor_id, query_id, doc_id, grade_value=grade,
                                        submission_id_value=submission_id, seconds_value=seconds,
-                                       note_value=note)]
+                                       note_value=note, unjudgeable_value=unjudgeable)]
     stored, _ = append_judgments(store, items)
     return Stored(doc_id, duplicate=stored == 0)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections import Counter, OrderedDict
 from concurrent.futures import Future, InvalidStateError
 
@@ -39,6 +40,7 @@ from pooling.judging.assignments import (
     load_assignments,
     members_by_round,
 )
+from pooling.judging.crowd_queue import Claims
 from pooling.judging.history import replay
 from pooling.judging.judgments import (
     VALUES_ROWS,
@@ -52,7 +54,8 @@ from pooling.judging.judgments import (
     submitted,
     undo,
 )
-from pooling.judging.queue import first_document, static_topic_queue
+from pooling.judging.queue import CrowdQueue, first_document, static_topic_queue
+from pooling.judging.rounds import crowd_rounds
 from pooling.store.core import Store
 from pooling.web import campaign
 from pooling.web.campaign import (
@@ -89,6 +92,32 @@ def _current(events: list[Event]) -> tuple[int, int] | None:
     return replay((kind, (grade, seq)) for seq, kind, grade in events)  # type: ignore[misc]
 
 
+class CrowdTopic:
+    """A crowd round's topic as the server keeps it: each pair's distinct people with a
+    current answer (the count toward K), kept up to date as answers and undos are stored.
+    Each judgment is applied once, by its seq, whether it came in the load or after it."""
+
+    def __init__(self) -> None:
+        self.depth: dict[tuple[str, str], int] = {}  # (doc, assessor) -> answers on their stack
+        self.answers: Counter[str] = Counter()  # doc -> people with a current answer
+        self.seen: set[int] = set()
+
+    def apply(self, seq: int, assessor_id: str, doc_id: str, kind: str) -> None:
+        if seq in self.seen:
+            return
+        self.seen.add(seq)
+        key = (doc_id, assessor_id)
+        depth = self.depth.get(key, 0)
+        if kind != "retract":
+            self.depth[key] = depth + 1
+            if depth == 0:
+                self.answers[doc_id] += 1
+        elif depth > 0:
+            self.depth[key] = depth - 1
+            if depth == 1:
+                self.answers[doc_id] -= 1
+
+
 class WriteFailed(PoolingError):
     """The store could not take a judgment (a full disk, say): nothing of it was stored, and
     the submission can be sent again as it is (its id keeps it from being stored twice)."""
@@ -116,6 +145,11 @@ class LiveCampaign:
         self._topics: dict[str, Topic] = {}
         self._docs: OrderedDict[str, tuple[str | None, str | None] | None] = OrderedDict()
         self._fetched: set[tuple[str, str]] = set()  # (round, topic) whose documents were read
+        self._crowd: dict[tuple[str, str], CrowdTopic] = {}  # (round, topic) of a crowd round
+        self._crowd_loading: dict[tuple[str, str], list[tuple[int, str, str, str]]] = {}
+        self._crowd_rounds: list[str] | None = None
+        self.claims = Claims()
+        self.clock = time.monotonic  # the claims' clock (a test may move it on)
         self.generation = 0
         self._refreshing = threading.Lock()
         self._fingerprints = gate.run_sync(fingerprints)
@@ -144,6 +178,11 @@ class LiveCampaign:
                            if now.get(r) != self._fingerprints.get(r)}
                 self._fingerprints = now
             with self._lock:
+                if everything or "judgments" in (tables or ()) or changed:
+                    self._crowd.clear()
+                    self._crowd_loading.clear()
+                if everything or changed:
+                    self._crowd_rounds = None
                 if everything:
                     self._rounds.clear()
                     self._history.clear()
@@ -197,15 +236,84 @@ class LiveCampaign:
         return view
 
     def _rounds_of(self, assessor_id: str) -> list[str]:
-        """The rounds with work assigned to this person, by round_id."""
+        """The rounds with work assigned to this person, and the crowd rounds open to them
+        (or that they were withdrawn from, which their page says), by round_id."""
         with self._lock:
-            members, generation = self._members, self.generation
+            members, crowd, generation = self._members, self._crowd_rounds, self.generation
         if members is None:
             members = self._store(members_by_round)
             with self._lock:
                 if generation == self.generation:
                     self._members = members
-        return sorted(r for r, people in members.items() if assessor_id in people)
+        if crowd is None:
+            crowd = self._store(crowd_rounds)
+            with self._lock:
+                if generation == self.generation:
+                    self._crowd_rounds = crowd
+        mine = {r for r, people in members.items() if assessor_id in people}
+        for r in crowd:
+            view = self._round(r)
+            if view is not None and (view.topics_of(assessor_id) or assessor_id in view.withdrawn):
+                mine.add(r)
+        return sorted(mine)
+
+    def _answers(self, round_id: str, query_id: str) -> Counter[str]:
+        """doc -> people with a current answer, of a crowd round's topic (loaded once)."""
+        key = (round_id, query_id)
+        with self._lock:
+            found = self._crowd.get(key)
+            if found is not None:
+                return found.answers
+            if getattr(self._local, "cached_only", False):
+                raise Miss
+            self._crowd_loading.setdefault(key, [])
+            generation = self.generation
+        rows = self._store(lambda s: s.con.execute(
+            "SELECT seq, assessor_id, doc_id, kind FROM judgments WHERE round_id = ? AND "
+            "query_id = ? AND assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE "
+            "kind = 'model') ORDER BY seq", [round_id, query_id]).fetchall())
+        topic = CrowdTopic()
+        for row in rows:
+            topic.apply(*row)
+        with self._lock:
+            for row in self._crowd_loading.pop(key, []):  # stored while this was read
+                topic.apply(*row)
+            if generation == self.generation:
+                topic = self._crowd.setdefault(key, topic)
+        return topic.answers
+
+    def _crowd_queue(self, view: Assignments, assessor_id: str, query_id: str,
+                     mine: dict[str, tuple[int, int]], *, claim: bool) -> CrowdQueue:
+        """A worker's queue of a crowd round's topic from memory: everyone's answers and the
+        live claims (`pooling.judging.crowd_queue`); claim: the document it hands out next is
+        claimed for this worker (a page shown), else only looked at (the home page)."""
+        answers = self._answers(view.rnd.round_id, query_id)
+        key = (view.rnd.round_id, query_id)
+        now = self.clock()
+        with self._lock:
+            held = self.claims.held(assessor_id, key, now)
+            claimed = dict(self.claims.counts(key, now))
+        queue = CrowdQueue(view.rnd, assessor_id, query_id, view.queue.get(query_id, []),
+                           view.gold.get(query_id, []), answers, mine, claimed=claimed,
+                           held=held, closed=not view.has_topic(assessor_id, "assessor", query_id))
+        if not claim:
+            return queue
+        return _Claiming(queue, self, assessor_id, key)
+
+    def _position(self, docs: list[str], mine: dict[str, tuple[int, int]], doc_id: str,
+                  crowd: bool) -> tuple[int, str | None, str | None, str | None]:
+        """A page's (position, prev, next, skip). In a crowd round the documents come as the
+        crowd rule hands them, so a page counts the worker's answers and links back to their
+        latest one only: every pair, gold or not, shows the same."""
+        if not crowd:
+            i = docs.index(doc_id)
+            skip = next((d for d in docs[i + 1:] if d not in mine and d != doc_id), None)
+            return (i + 1, docs[i - 1] if i > 0 else None,
+                    docs[i + 1] if i + 1 < len(docs) else None, skip)
+        order = [d for d, _ in sorted(mine.items(), key=lambda t: t[1][1])]
+        position = order.index(doc_id) + 1 if doc_id in mine else len(order) + 1
+        before = [d for d in order[:position - 1] if d != doc_id]
+        return position, before[-1] if before else None, None, None
 
     def _events(self, round_id: str, assessor_id: str, query_id: str) -> dict[str, list[Event]]:
         key = (round_id, assessor_id, query_id)
@@ -254,6 +362,12 @@ class LiveCampaign:
             "SELECT d.doc_id, d.title, d.text FROM pool_entries p JOIN documents d USING (doc_id) "
             "WHERE p.round_id = ? AND p.query_id = ? ORDER BY p.position LIMIT ?",
             [round_id, query_id, DOC_CACHE // 2]).fetchall())
+        view = self._rounds.get(round_id)
+        gold = view.gold.get(query_id) if view is not None else None
+        if gold:  # a crowd round's gold documents are read with the rest, and kept as they are
+            rows += self._store(lambda s: s.con.execute(
+                "SELECT doc_id, title, text FROM documents WHERE doc_id IN (SELECT UNNEST(?))",
+                [gold]).fetchall())
         with self._lock:
             for doc_id, title, text in rows:
                 self._docs[doc_id] = (title, text)
@@ -273,9 +387,13 @@ class LiveCampaign:
                 self._docs.popitem(last=False)
         return doc
 
-    def _next(self, view: Assignments, docs: list[str],
-              mine: dict[str, tuple[int, int]], query_id: str) -> str | None:
-        """The next document of a static round's topic (`pooling.judging.queue`), from memory."""
+    def _next(self, view: Assignments, docs: list[str], mine: dict[str, tuple[int, int]],
+              query_id: str, assessor_id: str = "", *, claim: bool = False) -> str | None:
+        """The next document of a static round's topic (`pooling.judging.queue`), from memory;
+        in a crowd round, the crowd rule's, claimed for the worker when `claim`."""
+        if view.rnd.crowd:
+            return first_document(self._crowd_queue(view, assessor_id, query_id, mine,
+                                                    claim=claim))
         return first_document(static_topic_queue(view.rnd, query_id, docs, mine))
 
     # -- what the views call ----------------------------------------------------------------
@@ -293,8 +411,9 @@ class LiveCampaign:
                 docs = view.docs_for(assessor_id, "assessor", q) or []
                 mine = self._mine(round_id, assessor_id, q)
                 topics.append(TopicProgress(q, self._topic(q).title, len(docs), len(mine),
-                                            self._next(view, docs, mine, q) is None))
-            out.append(RoundProgress(round_id, view.rnd.adaptive, topics))
+                                            self._next(view, docs, mine, q, assessor_id) is None))
+            out.append(RoundProgress(round_id, view.rnd.adaptive, topics,
+                                     withdrawn=assessor_id in view.withdrawn))
         return out
 
     def judging_page(self, assessor_id: str, role: str, round_id: str, query_id: str,
@@ -308,16 +427,19 @@ class LiveCampaign:
         if docs is None or (doc_id is None and role == "organiser"):
             return None
         mine = self._mine(round_id, assessor_id, query_id)
+        crowd = view.rnd.crowd
         if doc_id is None:
-            doc_id = self._next(view, docs, mine, query_id)
+            self._prefetch(round_id, query_id)  # first: a claim is taken only once it shows
+            doc_id = self._next(view, docs, mine, query_id, assessor_id, claim=True)
         elif doc_id not in docs:
             return None
         grades = {d: g for d, (g, _) in mine.items()}
         topic = self._topic(query_id)
         if doc_id is None:
-            return TopicDone(round_id, topic, len(grades), len(docs), docs[0] if docs else None)
-        i = docs.index(doc_id)
-        skip = next((d for d in docs[i + 1:] if d not in grades and d != doc_id), None)
+            first = (min(mine, key=lambda d: mine[d][1]) if mine else None) if crowd else (
+                docs[0] if docs else None)
+            return TopicDone(round_id, topic, len(grades), len(docs), first)
+        position, prev_doc, next_doc, skip = self._position(docs, mine, doc_id, crowd)
         self._prefetch(round_id, query_id)
         doc = self._document(doc_id)
         terms = query_terms(topic.title)
@@ -326,17 +448,19 @@ class LiveCampaign:
             doc_title=highlight(doc[0] if doc else None, terms),
             doc_text=highlight(doc[1] if doc else None, terms),
             doc_missing=doc is None, grades=campaign.scale_of(view.rnd),
-            current_grade=grades.get(doc_id), position=i + 1, total=len(docs), judged=len(grades),
-            prev_doc=docs[i - 1] if i > 0 else None,
-            next_doc=docs[i + 1] if i + 1 < len(docs) else None,
-            skip_doc=skip, can_undo=bool(grades),
+            current_grade=grades.get(doc_id), position=position, total=len(docs),
+            judged=len(grades), prev_doc=prev_doc, next_doc=next_doc, skip_doc=skip,
+            can_undo=bool(grades), unjudgeable=validation.unjudgeable_refused(view.rnd) is None,
+            current_unjudgeable=doc_id in grades and grades[doc_id] is None,
         )
 
     def judge(self, assessor_id: str, role: str, round_id: str, query_id: str, doc_id: str, *,
               grade: object, submission_id: object, seconds: object = None,
-              note: object = None, grades: object = None) -> Stored | None:
+              note: object = None, grades: object = None,
+              unjudgeable: object = None) -> Stored | None:
         """Record one judgment, acknowledged once committed; a repeated submission id is a no-op.
-        grades: a subtopic round's grade per subtopic (`campaign.judge`)."""
+        grades: a subtopic round's grade per subtopic (`campaign.judge`); unjudgeable: true
+        for a "broken link / can't judge" answer instead of a grade."""
         validation.texts(doc_id=doc_id)
         validation.storable(round_id=round_id, query_id=query_id, doc_id=doc_id, note=note)
         view = self._round(round_id)
@@ -345,13 +469,13 @@ class LiveCampaign:
         if _from_store(view):
             return self._store(campaign.judge, assessor_id, role, round_id, query_id, doc_id,
                                grade=grade, submission_id=submission_id, seconds=seconds,
-                               note=note, grades=grades)
+                               note=note, grades=grades, unjudgeable=unjudgeable)
         if not view.may_judge(assessor_id, role, query_id, doc_id):
             return None
         validation.grades_sent(view.rnd, query_id, grade, grades)
         j = validation.submission(view.rnd, assessor_id, query_id, doc_id, grade_value=grade,
                                   submission_id_value=submission_id, seconds_value=seconds,
-                                  note_value=note)
+                                  note_value=note, unjudgeable_value=unjudgeable)
         if getattr(self._local, "cached_only", False):
             return j  # the caller awaits `stored(j)`: no thread waits for the commit
         return self.stored(j, self.writer.submit(j))
@@ -377,8 +501,17 @@ class LiveCampaign:
         return Stored(done.doc_id, duplicate=done.duplicate)
 
     def _remember(self, j: Judgment, seq: int) -> None:
-        """Add a stored judgment to the cached history (unless a reload already has it)."""
+        """Add a stored judgment to the cached history (unless a reload already has it), and
+        in a crowd round to the pair's answers, ending the worker's claim on it."""
         with self._lock:
+            crowd_key = (j.round_id or "", j.query_id)
+            topic = self._crowd.get(crowd_key)
+            if topic is not None:
+                topic.apply(seq, j.assessor_id, j.doc_id, j.kind)
+            elif crowd_key in self._crowd_loading:
+                self._crowd_loading[crowd_key].append((seq, j.assessor_id, j.doc_id, j.kind))
+            if j.kind != "retract":
+                self.claims.release(j.assessor_id, crowd_key, j.doc_id)
             events = self._history.get((j.round_id, j.assessor_id, j.query_id))
             if events is None:
                 return
@@ -386,6 +519,22 @@ class LiveCampaign:
             if all(e[0] != seq for e in doc_events):
                 doc_events.append((seq, j.kind, j.grade))
                 doc_events.sort()
+
+
+class _Claiming:
+    """A crowd queue whose next document is claimed for the worker as it is handed out."""
+
+    def __init__(self, queue: CrowdQueue, live: LiveCampaign, assessor_id: str,
+                 key: tuple[str, str]):
+        self._queue, self._live, self._assessor, self._key = queue, live, assessor_id, key
+
+    def next_pairs(self, limit: int | None = None) -> list[tuple[str, str]]:
+        pairs = self._queue.next_pairs(limit)
+        if pairs:
+            with self._live._lock:
+                self._live.claims.claim(self._assessor, self._key, pairs[0][1],
+                                        self._live.clock())
+        return pairs
 
 
 def _from_store(view: Assignments) -> bool:

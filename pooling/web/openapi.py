@@ -51,8 +51,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     }),
     "RoundProgress": _object({
         "round_id": STRING, "adaptive": BOOLEAN, "assigned": INTEGER, "judged": INTEGER,
+        "withdrawn": {"type": "boolean", "description": "A crowd round's worker the organiser "
+                      "withdrew: nothing more is handed to them; their judgments are kept."},
         "topics": {"type": "array", "items": _ref("TopicProgress")},
-    }),
+    }, optional=("withdrawn",)),
     "Rounds": _object({"rounds": {"type": "array", "items": _ref("RoundProgress")}}),
     "Document": _object({
         "done": {"const": False},
@@ -70,6 +72,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "total": INTEGER, "judged": INTEGER,
         "prev_doc": NULLABLE_STRING, "next_doc": NULLABLE_STRING, "skip_doc": NULLABLE_STRING,
         "can_undo": BOOLEAN,
+        "can_answer_unjudgeable": {"type": "boolean", "description": "Whether the round takes "
+                                   "`unjudgeable: true` (a static round judging documents whole)."},
+        "current_unjudgeable": {"type": "boolean", "description": "The caller's current answer "
+                                "of this document is unjudgeable."},
         "subtopics": {"type": "array", "items": _ref("Subtopic"),
                       "description": "In a subtopic round only: the topic's subtopics, each "
                                      "graded with `grades` in one submission."},
@@ -95,8 +101,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "seconds": {"type": ["number", "null"], "minimum": 0, "maximum": 86400,
                     "description": "Time spent judging the document."},
         "note": {"type": ["string", "null"], "maxLength": 2000},
+        "unjudgeable": {"type": "boolean", "description": "true instead of a grade: the "
+                        "document cannot be judged (a broken link, say). An answer of its own: "
+                        "it counts toward a crowd round's answers per pair and enters no "
+                        "qrels grade; undone like a grade."},
     }, required=["doc_id", "submission_id"], additionalProperties=False,
-        oneOf=[{"required": ["grade"]}, {"required": ["grades"]}]),
+        oneOf=[{"required": ["grade"]}, {"required": ["grades"]}, {"required": ["unjudgeable"]}]),
     "JudgmentStored": _object({
         "stored": BOOLEAN,
         "duplicate": {"type": "boolean", "description": "The submission id was stored before: "

@@ -1,4 +1,5 @@
-// The judging page: grade buttons and keyboard shortcuts, undo, time on the document.
+// The judging page: grade buttons and keyboard shortcuts, "can't judge" (x), undo, time on
+// the document.
 // Every submission carries the id the server generated for this view, so a retry (or a
 // double press) is stored once; on success the page moves on to the URL the server names.
 (function () {
@@ -69,13 +70,16 @@
     button.classList.add("sending");
     say("Saving…");
     try {
-      const result = await post(data.judgeUrl, {
+      const body = {
         doc_id: data.docId,
-        grade: Number(button.dataset.grade),
         seconds: secondsSpent(),
         note: note.value,
         submission_id: data.submissionId,
-      });
+      };
+      // "Broken link / can't judge" is an answer of its own, not a grade.
+      if (button.dataset.unjudgeable) body.unjudgeable = true;
+      else body.grade = Number(button.dataset.grade);
+      const result = await post(data.judgeUrl, body);
       say("Saved.");
       window.location.assign(result.next);
     } catch (err) {
@@ -176,7 +180,7 @@
     if (link && !busy) window.location.assign(link.href);
   }
 
-  root.querySelectorAll("button[data-grade]").forEach(function (button) {
+  root.querySelectorAll("button[data-grade], button[data-unjudgeable]").forEach(function (button) {
     button.addEventListener("click", function () { judge(button); });
   });
   if (undoButton) undoButton.addEventListener("click", undo);

@@ -1,0 +1,204 @@
+"""Crowd rounds in the store: redundancy and gold recorded and checked, the open queue read from
+the history, unjudgeable answers, progress at K, gold kept out of every derived qrels
+version, and a withdrawn worker handed nothing while keeping every judgment."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+
+import pytest
+
+from pooling.errors import StoreError
+from pooling.judging.assessors import add_assessor
+from pooling.judging.batches import export_batch, import_batch
+from pooling.judging.history import effective_judgments, history, unjudgeable_answers
+from pooling.judging.judgments import Judgment, record, undo_in_store
+from pooling.judging.queue import next_document, topic_queue
+from pooling.judging.rounds import create_round, get_round
+from pooling.judging.rules import RULES, derive_grades, derive_qrels
+from pooling.store import Store
+
+RUN = "".join(f"1 Q0 d{i} {i} {100 - i} A\n" for i in range(1, 7))
+GOLD = "1 0 g1 1\n1 0 g2 0\n1 0 g3 2\n1 0 g4 1\n"
+
+
+@pytest.fixture
+def store(tmp_path):
+    (tmp_path / "a.run").write_text(RUN)
+    (tmp_path / "gold.qrels").write_text(GOLD)
+    (tmp_path / "other.qrels").write_text("9 0 x 1\n")
+    s = Store.create(tmp_path / "c.duckdb")
+    s.import_runs([tmp_path / "a.run"])
+    s.import_qrels(tmp_path / "gold.qrels", name="gold")
+    s.import_qrels(tmp_path / "other.qrels", name="elsewhere")
+    for name in ("ann", "bob", "cid", "dee"):
+        add_assessor(s, name)
+    yield s
+    s.close()
+
+
+def crowd(store, name="c", k=2, gold="gold", rate=0.25):
+    return create_round(store, name, "depth", strategy_params={"depth": 6}, redundancy=k,
+                        gold=gold, gold_rate=rate if gold else None).round
+
+
+def work(store, worker, round_id="c", grade=1, limit=100):
+    """The worker judges what they are handed until nothing is left; the documents in order."""
+    seen = []
+    while len(seen) < limit and (doc := next_document(store, round_id, worker, "1")) is not None:
+        seen.append(doc)
+        record(store, [Judgment(round_id, worker, "1", doc, grade)])
+    return seen
+
+
+def test_a_crowd_round_records_redundancy_gold_and_rate(store):
+    rnd = crowd(store, k=3, rate=0.2)
+    again = get_round(store, "c")
+    assert (again.redundancy, again.gold, again.gold_rate, again.crowd) == (3, "gold", 0.2, True)
+    assert rnd.params["redundancy"] == 3
+    plain = create_round(store, "p", "depth", strategy_params={"depth": 2}).round
+    assert (plain.redundancy, plain.gold, plain.gold_rate, plain.crowd) == (1, None, 0.0, False)
+    assert create_round(store, "g", "depth", gold="gold").round.gold_rate == 0.1
+
+
+@pytest.mark.parametrize("options,words", [
+    ({"redundancy": 0}, "--redundancy must be a whole number from 1"),
+    ({"gold": "nope"}, "no qrels version 'nope' to use as gold"),
+    ({"gold": "gold", "gold_rate": 1.0}, "--gold-rate must be a share between 0 and 1"),
+    ({"gold": "gold", "gold_rate": 0}, "--gold-rate must be a share between 0 and 1"),
+    ({"gold_rate": 0.1}, "name the gold qrels version with --gold"),
+    ({"gold": "elsewhere"}, "has no pair in the round's topics"),
+])
+def test_a_crowd_round_is_refused_saying_what_to_do(store, options, words):
+    with pytest.raises(StoreError, match=words):
+        create_round(store, "c", "depth", **options)
+    assert store.one("n", "SELECT count(*) FROM rounds") == (0,)
+
+
+def test_cli_pool_makes_a_crowd_round_and_says_so(store, tmp_path):
+    path = store.path
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "pooling", "pool", str(path), "--round", "c",
+                           "--strategy", "depth", "--depth", "6", "--redundancy", "3", "--gold",
+                           "gold", "--gold-rate", "0.2"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "a crowd round: 3 answer(s) per pair, gold from gold at 0.2" in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "pooling", "pool", str(path), "--round", "d", "--strategy", "depth",
+                          "--redundancy", "2", "--gold", "nope"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "no qrels version 'nope'" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_every_person_works_in_a_crowd_round_until_each_pair_has_k_answers(store):
+    crowd(store, k=2, gold=None)
+    ann, bob, cid = work(store, "ann"), work(store, "bob"), work(store, "cid")
+    assert sorted(ann) == sorted(bob) == [f"d{i}" for i in range(1, 7)]
+    assert cid == []  # every pair has its two answers
+    table = effective_judgments(store, "c")
+    per_pair = {}
+    for d, a in zip(table["doc_id"].to_pylist(), table["assessor_id"].to_pylist(), strict=True):
+        per_pair.setdefault(d, set()).add(a)
+    assert all(len(people) == 2 for people in per_pair.values())
+
+
+def test_gold_is_mixed_in_at_the_rate_and_never_enters_derived_qrels(store):
+    crowd(store, k=2, rate=0.25)
+    for w in ("ann", "bob"):
+        seen = work(store, w)
+        gold = [d for d in seen if d.startswith("g")]
+        assert len(seen) == len(set(seen))
+        for n in range(1, len(seen) + 1):
+            assert abs(sum(d.startswith("g") for d in seen[:n]) - 0.25 * n) <= 1
+        assert gold
+    for rule in ("latest", "majority", "mean", "wawa", "dawid-skene"):
+        table = derive_grades(store, rule, round_id="c")
+        assert not any(d.startswith("g") for d in table["doc_id"].to_pylist()), rule
+        assert table.num_rows == 6, rule
+    made = derive_qrels(store, "majority", "crowd-majority", round_id="c")
+    rows = store.con.execute("SELECT doc_id FROM qrels WHERE version = ?", [made.name]).fetchall()
+    assert sorted(r[0] for r in rows) == [f"d{i}" for i in range(1, 7)]
+    assert {"latest", "majority", "mean"} <= set(RULES)
+
+
+def test_unjudgeable_is_an_answer_toward_k_left_out_of_grades_and_counted(store):
+    crowd(store, k=2, gold=None)
+    record(store, [Judgment("c", "ann", "1", "d1", None, kind="unjudgeable"),
+                   Judgment("c", "bob", "1", "d1", None, kind="unjudgeable"),
+                   Judgment("c", "ann", "1", "d2", None, kind="unjudgeable"),
+                   Judgment("c", "bob", "1", "d2", 2)])
+    assert "d1" not in work(store, "cid", limit=6)  # two answers already, both unjudgeable
+    assert unjudgeable_answers(store, "c") == (1, 3)
+    table = derive_grades(store, "majority", round_id="c")
+    grades = dict(zip(table["doc_id"].to_pylist(), table["relevance"].to_pylist(), strict=True))
+    assert "d1" not in grades and grades["d2"] == 2
+    made = derive_qrels(store, "majority", "m", round_id="c")
+    params = store.one("p", "SELECT params FROM qrels_versions WHERE name = ?", [made.name])[0]
+    assert '"unjudgeable": {"pairs": 1, "answers": 3}' in params
+
+
+def test_an_unjudgeable_answer_is_undone_like_a_grade_and_kept_in_history(store):
+    crowd(store, k=2, gold=None)
+    docs = [f"d{i}" for i in range(1, 7)]
+    record(store, [Judgment("c", "bob", "1", d, 1) for d in docs]
+           + [Judgment("c", "ann", "1", d, 0) for d in docs[1:]]
+           + [Judgment("c", "ann", "1", "d1", None, kind="unjudgeable")])
+    assert next_document(store, "c", "cid", "1") is None  # every pair has two answers
+    done = undo_in_store(store, "c", "ann", "1", "u" * 20)
+    assert done.doc_id == "d1"
+    assert next_document(store, "c", "cid", "1") == "d1"  # the pair is open again
+    kinds = [r["kind"] for r in history(store).to_pylist()]
+    assert kinds[-2:] == ["unjudgeable", "retract"]
+    with pytest.raises(StoreError, match="kind must be one of judge, retract, unjudgeable"):
+        record(store, [Judgment("c", "ann", "1", "d1", None, kind="broken")])
+
+
+def test_unjudgeable_is_refused_where_a_grade_is_needed(store):
+    create_round(store, "a", "mtf", depth=6)
+    with pytest.raises(StoreError, match="needs a grade for every document"):
+        record(store, [Judgment("a", "ann", "1", "d1", None, kind="unjudgeable")])
+
+
+def test_a_withdrawn_worker_is_handed_nothing_and_keeps_every_judgment(store):
+    crowd(store, k=3, gold=None)
+    first = work(store, "ann", limit=2)
+    store.con.execute("INSERT INTO worker_decisions (round_id, assessor_id, decision, "
+                      "decided_at) VALUES ('c', 'ann', 'withdraw', now())")
+    assert next_document(store, "c", "ann", "1") is None
+    assert topic_queue(store, get_round(store, "c"), "ann", "1").next_pairs() == []
+    kept = effective_judgments(store, "c", assessor_id="ann")
+    assert sorted(kept["doc_id"].to_pylist()) == sorted(first)
+    with pytest.raises(StoreError, match="not assigned"):
+        record(store, [Judgment("c", "ann", "1", "d6", 1)])
+    store.con.execute("INSERT INTO worker_decisions (round_id, assessor_id, decision, "
+                      "decided_at) VALUES ('c', 'ann', 'clear', now())")
+    assert next_document(store, "c", "ann", "1") is not None
+
+
+def test_automatic_judges_are_not_workers_of_a_crowd_round(store):
+    crowd(store, k=2, gold=None)
+    store.con.execute("UPDATE assessors SET kind = 'model' WHERE assessor_id = 'dee'")
+    with pytest.raises(StoreError, match="not assigned"):
+        record(store, [Judgment("c", "dee", "1", "d1", 1)])
+
+
+def test_a_batch_of_a_crowd_round_is_the_worker_s_queue_and_takes_unjudgeable(store, tmp_path):
+    crowd(store, k=2, rate=0.25)
+    out = tmp_path / "ann.csv"
+    assert export_batch(store, "c", "ann", out) == 6 + 3  # six pairs, gold within one of 9/4
+    rows = list(csv.DictReader(out.open()))
+    assert sum(r["doc_id"].startswith("g") for r in rows) == 3
+    rows[0]["grade"], rows[1]["grade"] = "unjudgeable", "2"
+    with out.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert import_batch(store, "c", "ann", out) == (2, 0)
+    assert import_batch(store, "c", "ann", out) == (0, 2)
+    kinds = {r["doc_id"]: r["kind"] for r in history(store).to_pylist()}
+    assert kinds == {rows[0]["doc_id"]: "unjudgeable", rows[1]["doc_id"]: "judge"}
+    again = tmp_path / "again.csv"
+    export_batch(store, "c", "ann", again)
+    left = {r["doc_id"] for r in csv.DictReader(again.open())}
+    assert left and not left & {rows[0]["doc_id"], rows[1]["doc_id"]}
