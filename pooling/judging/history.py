@@ -196,6 +196,24 @@ _JUDGED_PER_TOPIC = """
 """
 
 
+# The same walk, per pair: how many people have a current answer of each pair of a round.
+_ANSWERS_PER_PAIR = _JUDGED_PER_TOPIC.split("), judged_now AS")[0] + """
+    ), answered AS (
+        SELECT query_id, doc_id, assessor_id FROM steps
+        GROUP BY round_id, assessor_id, query_id, doc_id, subtopic
+        HAVING sum(step) - least(0, min(height)) > 0
+    )
+    SELECT query_id, doc_id, count(DISTINCT assessor_id) FROM answered GROUP BY query_id, doc_id
+"""
+
+
+def answers_per_pair(store: Store, round_id: str) -> dict[tuple[str, str], int]:
+    """{(query_id, doc_id): people with a current answer (a grade or unjudgeable)} of a round,
+    set-wise in SQL: a crowd round's progress counts the pairs that reached K."""
+    rows = store.sql("answers per pair", _ANSWERS_PER_PAIR, [round_id, round_id]).fetchall()
+    return {(q, d): n for q, d, n in rows}
+
+
 def judged_per_topic(store: Store, round_id: str | None = None) -> dict[tuple[str, str], int]:
     """{(round_id, query_id): documents with a current answer (a grade or unjudgeable) by a
     person} for one round or all: the count `effective_judgments` gives, computed in SQL without replaying histories in

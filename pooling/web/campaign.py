@@ -24,13 +24,14 @@ from pooling.judging.assignments import (
     round_people,
     topics_by_round,
 )
+from pooling.judging.history import answers_per_pair
 from pooling.judging.judgments import (
     append_judgments,
     effective_judgments,
     undo_in_store,
 )
 from pooling.judging.queue import first_document, next_document, topic_queue
-from pooling.judging.rounds import Round, get_round
+from pooling.judging.rounds import Round, get_round, gold_pairs
 from pooling.store.core import Store
 from pooling.web.highlight import highlight, query_terms
 from pooling.web.topic_order import in_topic_order, topic_key
@@ -343,11 +344,34 @@ def round_statuses(store: Store) -> list[RoundStatus]:
 
 def _round_status(store: Store, rnd: Round) -> RoundStatus:
     queued = store.one("queued", "SELECT count(*) FROM pool_entries WHERE round_id = ?", [rnd.round_id])
+    people = round_people(store, rnd.round_id)
+    if rnd.crowd:  # progress at K; its workers are whoever answered
+        reached = sum(reached_per_topic(store, rnd.round_id).values())
+        workers = effective_judgments(store, rnd.round_id, answers=True)
+        people = sorted(set(workers["assessor_id"].to_pylist()))
+        return RoundStatus(rnd.round_id, rnd.strategy, rnd.adaptive, rnd.grades, len(rnd.topics),
+                           queued[0], reached, people)
     judged = effective_judgments(store, rnd.round_id)
     pairs = set(zip(judged["query_id"].to_pylist(), judged["doc_id"].to_pylist(), strict=True))
-    people = round_people(store, rnd.round_id)
     return RoundStatus(rnd.round_id, rnd.strategy, rnd.adaptive, rnd.grades, len(rnd.topics),
                        queued[0], len(pairs), people)
+
+
+def reached_per_topic(store: Store, round_id: str) -> dict[tuple[str, str], int]:
+    """A crowd round's progress: {(round_id, query_id): queued pairs, gold left out, with
+    answers from K people}; {} for any other round."""
+    rnd = get_round(store, round_id)
+    if not rnd.crowd:
+        return {}
+    gold = {(q, d) for q, docs in gold_pairs(store, rnd).items() for d in docs}
+    queued = set(store.sql("queued pairs", "SELECT query_id, doc_id FROM pool_entries WHERE "
+                           "round_id = ?", [round_id]).fetchall())
+    out = {(round_id, q): 0 for q in rnd.topics}
+    for (q, d), n in answers_per_pair(store, round_id).items():
+        if n >= rnd.redundancy and (q, d) in queued and (q, d) not in gold:
+            out[(round_id, q)] = out.get((round_id, q), 0) + 1
+    return out
+
 
 
 def throughput(store: Store, round_id: str | None = None) -> list[Throughput]:

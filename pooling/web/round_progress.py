@@ -1,7 +1,8 @@
 """Every round's progress per topic, as an organiser sees it, in four queries.
 
 An organiser may judge any pooled document, so a round's progress is, per topic, the
-documents queued and how many of them have a current judgment by a person (automatic judges
+documents queued and how many of them have a current judgment by a person (in a crowd round,
+answers from K people; its gold pairs are not counted) (automatic judges
 are counted only where a rule names them). `GET /api/v1/rounds` asks for it every few seconds
 while a crowd judges: it is read on a read cursor beside the pages' store lock, set-wise in
 SQL, without replaying anyone's history in Python.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from pooling.judging.history import judged_per_topic
 from pooling.store.core import Store
-from pooling.web.campaign import RoundProgress, TopicProgress
+from pooling.web.campaign import RoundProgress, TopicProgress, reached_per_topic
 from pooling.web.topic_order import in_topic_order
 
 # The rounds, oldest first (as the organiser's overview lists them). Parameter: a round_id
@@ -38,6 +39,8 @@ def organiser_rounds(store: Store, round_id: str | None = None) -> list[RoundPro
         return []
     queued = {(r, q): n for r, q, n in store.sql("queued per topic", _QUEUED, both).fetchall()}
     judged = judged_per_topic(store, round_id)
+    for rid, _, _ in rounds:  # a crowd round counts the pairs that reached K
+        judged.update(reached_per_topic(store, rid))
     titles = dict(store.sql("topic titles", "SELECT query_id, title FROM topics").fetchall())
     out = []
     for rid, adaptive, topics in rounds:
