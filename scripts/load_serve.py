@@ -23,6 +23,13 @@ The script ends with a table of the figures against the bounds a crowd needs.
 
     .venv/bin/python scripts/load_serve.py [--judgments 10000] [--assessors 20] [--crowd 200]
     .venv/bin/python scripts/load_serve.py --phases organiser [--organiser-seconds 90]
+    .venv/bin/python scripts/load_serve.py --phases crowdround [--crowd-workers 2000]
+
+crowdround (alone, on a store of its own): 2,000 workers of a crowd round (K=3 answers per
+pair, gold mixed in at 0.1) thinking 2-10 s between judgments (about 330 judgments/s
+offered), each choosing topics in an order of their own and answering what the round hands
+them (2% "can't judge"). Prints POST p50/p95 (all, and once every worker has arrived), and
+checks the store: every acknowledged judgment stored once, no pair over K distinct answers.
 """
 
 from __future__ import annotations
@@ -147,6 +154,47 @@ def big_run(workdir: Path, n_topics: int = 1000, depth: int = 1000) -> Path:
                 q = f"B{t:04d}"
                 fh.write("".join(f"{q} Q0 {q}-d{r:04d} {r + 1} {depth - r} late\n" for r in range(depth)))
     return path
+
+
+def build_crowd_round(workdir: Path, workers: int, n_topics: int, docs_per_topic: int,
+                      redundancy: int, gold_per_topic: int, gold_rate: float) -> Campaign:
+    """A store of its own for a crowd round: one run over `n_topics` topics of
+    `docs_per_topic` documents, a qrels version "gold" of `gold_per_topic` other documents
+    per topic, `workers` person assessors and a crowd round "crowdk" asking `redundancy`
+    answers per pair with gold mixed in at `gold_rate` (every worker may judge every topic)."""
+    path = workdir / "crowdround.duckdb"
+    rows: dict[str, list] = {"query_id": [], "doc_id": [], "rank": [], "score": []}
+    docs, gold = [], []
+    for t in range(n_topics):
+        q = f"K{t:03d}"
+        for r in range(docs_per_topic):
+            rows["query_id"].append(q)
+            rows["doc_id"].append(f"{q}-doc{r:04d}")
+            rows["rank"].append(r + 1)
+            rows["score"].append(float(docs_per_topic - r))
+        for g in range(gold_per_topic):
+            gold.append(f"{q} 0 {q}-gold{g:03d} {g % 3}\n")
+        docs += [{"doc_id": d, "title": f"Report on topic {q}",
+                  "text": f"Wind and solar energy report {d}. " * 20}
+                 for d in [f"{q}-doc{r:04d}" for r in range(docs_per_topic)]
+                 + [f"{q}-gold{g:03d}" for g in range(gold_per_topic)]]
+    (workdir / "crowd-docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (workdir / "crowd-topics.jsonl").write_text("".join(
+        json.dumps({"query_id": q, "title": f"energy topic {q}", "description": "Energy reports."})
+        + "\n" for q in sorted(set(rows["query_id"]))))
+    (workdir / "gold.qrels").write_text("".join(gold))
+    people = [f"k{i:04d}" for i in range(workers)]
+    with Store.create(path) as s:
+        s.import_run(pa.table(rows), "A")
+        s.import_topics(workdir / "crowd-topics.jsonl")
+        s.import_documents(workdir / "crowd-docs.jsonl")
+        s.import_qrels(workdir / "gold.qrels", name="gold")
+        create_round(s, "crowdk", "depth", strategy_params={"depth": docs_per_topic},
+                     redundancy=redundancy, gold="gold", gold_rate=gold_rate)
+        tokens = {p: add_assessor(s, p).token for p in people}
+        organiser_token = add_assessor(s, "org", role="organiser").token
+    topics = sorted(set(rows["query_id"]))
+    return Campaign(path, tokens, {"crowdk": {p: topics for p in people}}, organiser_token)
 
 
 # -- the server --------------------------------------------------------------------------------
@@ -381,6 +429,126 @@ async def thinker(base: str, token: str, topics: list[str], deadline: float | Ca
             tally.post_at.append(time.monotonic())
             answer.raise_for_status()
             tally.acked[sid] = ("crowd", topics[0], match.group(1))
+
+
+async def crowd_worker(base: str, token: str, topics: list[str], deadline: float,
+                       think: tuple[float, float], tally: Tally, rng: random.Random) -> None:
+    """A worker of a crowd round: from a topic of their own choosing, reads what the round
+    hands them, thinks 2-10 s, answers (now and then "can't judge"), and moves to another
+    topic when one has nothing more for them, until the deadline."""
+    async with Browser(base) as client:
+        await asyncio.sleep(rng.uniform(0, think[1]))  # they do not all arrive at once
+        await _request(client, "GET", "/login", tally, params={"token": token})
+        csrf = CSRF.search((await _request(client, "GET", "/", tally)).text).group(1)
+        order = list(topics)
+        rng.shuffle(order)
+        for q in order:
+            url = f"/rounds/crowdk/topics/{q}"
+            while time.monotonic() < deadline:
+                t0 = time.perf_counter()
+                page = await _request(client, "GET", url, tally)
+                tally.page_latency.append(time.perf_counter() - t0)
+                match = DOC_ID.search(page.text)
+                if match is None:
+                    break  # nothing more for this worker here: another topic
+                await asyncio.sleep(rng.uniform(*think))
+                if time.monotonic() >= deadline:
+                    return
+                sid = SUBMISSION_ID.search(page.text).group(1)
+                body: dict = {"doc_id": match.group(1), "submission_id": sid,
+                              "seconds": round(rng.uniform(*think), 1)}
+                if rng.random() < 0.02:
+                    body["unjudgeable"] = True
+                else:
+                    body["grade"] = rng.choice((0, 1, 2))
+                t0 = time.perf_counter()
+                answer = await _request(client, "POST", url + "/judgments", tally, json=body,
+                                        headers={"X-CSRF-Token": csrf})
+                tally.post_latency.append(time.perf_counter() - t0)
+                tally.post_at.append(time.monotonic())
+                answer.raise_for_status()
+                tally.acked[sid] = (token, q, match.group(1))
+            else:
+                return
+
+
+def check_crowd_round(path: Path, tally: Tally, redundancy: int) -> tuple[int, int, int, int, int]:
+    """(acknowledged but missing, stored twice, stored without acknowledgement, pairs with
+    more than K distinct answers, pairs that reached K) of the crowd round."""
+    with Store(path, read_only=True) as s:
+        rows = s.con.execute(
+            "SELECT submission_id, assessor_id, query_id, doc_id FROM judgments "
+            "WHERE round_id = 'crowdk'").fetchall()
+        gold = set(s.con.execute("SELECT query_id, doc_id FROM qrels WHERE version = 'gold'")
+                   .fetchall())
+    by_sid = Counter(r[0] for r in rows)
+    missing = sum(1 for sid in tally.acked if by_sid[sid] == 0)
+    twice = sum(n - 1 for n in by_sid.values() if n > 1) + sum(
+        n - 1 for n in Counter(r[1:] for r in rows).values() if n > 1)
+    unacked = sum(1 for sid in by_sid if sid not in tally.acked)
+    people: dict[tuple[str, str], set[str]] = {}
+    for _, a, q, d in rows:
+        if (q, d) not in gold:
+            people.setdefault((q, d), set()).add(a)
+    over = sum(len(p) > redundancy for p in people.values())
+    at_k = sum(len(p) >= redundancy for p in people.values())
+    return missing, twice, unacked, over, at_k
+
+
+def crowd_round_phase(workdir: Path, args) -> tuple[bool, str]:
+    """2,000 workers (by default) on a crowd round with K=3 and gold, through the real server
+    over HTTP: POST latency, and that nothing is lost. Returns (ok, its markdown table)."""
+    think = tuple(float(x) for x in args.think.split(","))
+    offered = args.crowd_workers * 2 / (think[0] + think[1])
+    # Enough pairs that no topic runs dry: K answers each of the judgments offered, and more.
+    docs = max(50, int(offered * args.crowd_round_seconds / args.crowd_topics / args.crowd_k * 1.5))
+    t0 = time.perf_counter()
+    campaign = build_crowd_round(workdir, args.crowd_workers, args.crowd_topics, docs, args.crowd_k,
+                                 gold_per_topic=40, gold_rate=args.crowd_gold_rate)
+    print(f"crowd round store {campaign.path}: {args.crowd_workers:,} workers, "
+          f"{args.crowd_topics} topics x {docs} documents + 40 gold, K={args.crowd_k}, gold rate "
+          f"{args.crowd_gold_rate}, built in {time.perf_counter() - t0:.1f} s")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = start_server(campaign.path, port)
+    tally = Tally()
+    topics = campaign.topics["crowdk"]
+    rng = random.Random(args.seed + 5)
+
+    async def everyone() -> float:
+        start = time.perf_counter()
+        deadline = time.monotonic() + args.crowd_round_seconds
+        await asyncio.gather(*(crowd_worker(base, campaign.tokens[p], topics[p], deadline, think,
+                                            tally, random.Random(rng.random()))
+                               for p in sorted(topics)))
+        return time.perf_counter() - start
+
+    began = time.monotonic()
+    elapsed = asyncio.run(everyone())
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=60)
+    report(f"crowd round ({args.crowd_workers:,} workers thinking {args.think} s, K={args.crowd_k}, "
+           f"gold {args.crowd_gold_rate})", tally, elapsed)
+    missing, twice, unacked, over, at_k = check_crowd_round(campaign.path, tally, args.crowd_k)
+    print(f"  store: {missing} acknowledged judgments missing (lost), {twice} stored twice, "
+          f"{unacked} stored without an acknowledgement; {at_k:,} pairs reached K, {over} have "
+          "more than K answers")
+    steady = [v for v, at in zip(tally.post_latency, tally.post_at, strict=True)
+              if at >= began + think[1] + 5]  # after every worker has arrived
+    rate = len(tally.acked) / elapsed
+    p95 = pct(tally.post_latency, 95)
+    ok = missing == twice == unacked == over == 0
+    table = "\n".join([
+        "| crowd round | workers | offered judgments/s | stored judgments/s | POST p50 ms | "
+        "POST p95 ms | POST p95 ms, all arrived | GET p95 ms | lost / twice / over K | "
+        "p95 < 50 ms |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| K={args.crowd_k}, gold {args.crowd_gold_rate}, think {args.think} s, "
+        f"{args.crowd_round_seconds:.0f} s | {args.crowd_workers:,} | {offered:,.0f} | {rate:,.0f} | "
+        f"{pct(tally.post_latency, 50):.1f} | {p95:.1f} | "
+        f"{pct(steady, 95) if steady else float('nan'):.1f} | {pct(tally.page_latency, 95):.1f} | "
+        f"{missing} / {twice} / {over} | {'yes' if p95 < 50 else 'NO'} |"])
+    return ok, table
 
 
 async def run_crowd(base: str, campaign: Campaign, seconds: float | Callable[[], float],
@@ -643,6 +811,12 @@ def main() -> None:
                     help="CLI `assessors add` and `assign` commands of the organiser phase, each")
     ap.add_argument("--organiser-warm", type=int, default=40,
                     help="adds from the warm client in the organiser phase (assigns: a quarter)")
+    ap.add_argument("--crowd-workers", type=int, default=2000,
+                    help="workers of the crowd-round phase (a K-answer round with gold)")
+    ap.add_argument("--crowd-round-seconds", type=float, default=120.0)
+    ap.add_argument("--crowd-topics", type=int, default=20)
+    ap.add_argument("--crowd-k", type=int, default=3, help="answers per pair in the crowd round")
+    ap.add_argument("--crowd-gold-rate", type=float, default=0.1)
     ap.add_argument("--organiser-worker", nargs=3, metavar=("OP", "STORE", "ITEMS"),
                     help=argparse.SUPPRESS)
     ap.add_argument("--pause", type=float, default=0.2, help=argparse.SUPPRESS)
@@ -657,6 +831,12 @@ def main() -> None:
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="pooling-load-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    if phases == {"crowdround"}:  # a store of its own: nothing else is built
+        ok, table = crowd_round_phase(workdir, args)
+        print("OK: every acknowledged judgment is in the store exactly once, no pair over K"
+              if ok else "FAILED")
+        print(table)
+        sys.exit(0 if ok else 1)
     per_assessor = -(-args.judgments // args.assessors)
     t0 = time.perf_counter()
     think = tuple(float(x) for x in args.think.split(","))
