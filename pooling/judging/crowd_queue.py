@@ -65,10 +65,11 @@ def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
         answered += 1
         gold_done += held in gold_set
     gold_left = [d for d in gold_order(worker, gold) if d not in mine and d not in out]
-    open_docs = sorted(
+    wanted = limit - len(out)
+    open_docs = heapq.nsmallest(wanted, (
         (answers.get(d, 0) + claimed.get(d, 0), i, d) for i, d in enumerate(queue)
         if d not in mine and d not in gold_set and d != held
-        and answers.get(d, 0) + claimed.get(d, 0) < redundancy)
+        and answers.get(d, 0) + claimed.get(d, 0) < redundancy)) if wanted > 0 else []
     regular = [d for _, _, d in open_docs]
     while len(out) < limit and (gold_left or regular):
         if gold_left and (gold_turn(answered, gold_done, gold_rate) or not regular):
@@ -80,6 +81,20 @@ def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
             out.append(regular.pop(0))
         answered += 1
     return out
+
+
+def has_work(queue: Sequence[str], *, redundancy: int, answers: Mapping[str, int],
+             claimed: Mapping[str, int], mine: Collection[str], gold: Sequence[str] = (),
+             gold_rate: float = 0.0, gold_answered: int = 0, held: str | None = None) -> bool:
+    """Whether `next_docs` would hand the worker a document now, found without ordering the
+    queue (the home page asks it of every topic)."""
+    if held is not None and held not in mine:
+        return True
+    if gold_turn(len(mine), gold_answered, gold_rate) and any(d not in mine for d in gold):
+        return True
+    gold_set = frozenset(gold)
+    return any(d not in mine and d not in gold_set
+               and answers.get(d, 0) + claimed.get(d, 0) < redundancy for d in queue)
 
 
 def reached(answers: Mapping[str, int], queue: Sequence[str], redundancy: int,

@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from pooling.judging.assignments import load_assignments
-from pooling.judging.crowd_queue import next_docs
+from pooling.judging.crowd_queue import has_work, next_docs
 from pooling.judging.history import effective_judgments
 from pooling.judging.rounds import Round, choose_next, get_round, stopped, topic_rankings
 from pooling.store.core import Store
@@ -341,6 +341,13 @@ class CrowdQueue(OneTopicQueue):
         self._held = None
         self.handed_out += len(docs)
         return [(self._query_id, d) for d in docs]
+
+    def has_next(self) -> bool:
+        """Whether the queue would hand out a document now (without handing it out)."""
+        return not self._closed and has_work(
+            self._docs, redundancy=self._rnd.redundancy, answers=self._answers,
+            claimed=self._claimed, mine=self._mine, gold=self._gold, gold_rate=self._rnd.gold_rate,
+            gold_answered=len(self._mine & set(self._gold)), held=self._held)
 
     def failed(self, pairs: Iterable[Pair]) -> None:
         pass

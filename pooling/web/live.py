@@ -321,17 +321,22 @@ class LiveCampaign:
             if key in self._history:
                 return self._history[key]
             generation = self.generation
+        # The person's whole history of the round at once: a crowd round's home page asks for
+        # every topic of it, and one query costs less than one per topic.
         rows = self._store(lambda s: s.con.execute(
-            "SELECT doc_id, seq, kind, grade FROM judgments WHERE round_id = ? AND assessor_id = ? "
-            "AND query_id = ? ORDER BY seq", [round_id, assessor_id, query_id]).fetchall())
-        events: dict[str, list[Event]] = {}
-        for doc, seq, kind, grade in rows:
-            events.setdefault(doc, []).append((seq, kind, grade))
+            "SELECT query_id, doc_id, seq, kind, grade FROM judgments WHERE round_id = ? AND "
+            "assessor_id = ? ORDER BY seq", [round_id, assessor_id]).fetchall())
+        per_topic: dict[str, dict[str, list[Event]]] = {query_id: {}}
+        for q, doc, seq, kind, grade in rows:
+            per_topic.setdefault(q, {}).setdefault(doc, []).append((seq, kind, grade))
         with self._lock:
             self.history_loads[round_id] += 1
-            if generation == self.generation:
-                events = self._history.setdefault(key, events)
-        return events
+            if generation != self.generation:
+                return per_topic[query_id]
+            view = self._rounds.get(round_id)
+            for q in set(per_topic) | set(view.rnd.topics if view is not None else ()):
+                self._history.setdefault((round_id, assessor_id, q), per_topic.get(q, {}))
+            return self._history[key]
 
     def _mine(self, round_id: str, assessor_id: str, query_id: str) -> dict[str, tuple[int, int]]:
         """doc_id -> (grade, seq) of this person's current judgments of a topic."""
@@ -392,8 +397,10 @@ class LiveCampaign:
         """The next document of a static round's topic (`pooling.judging.queue`), from memory;
         in a crowd round, the crowd rule's, claimed for the worker when `claim`."""
         if view.rnd.crowd:
-            return first_document(self._crowd_queue(view, assessor_id, query_id, mine,
-                                                    claim=claim))
+            queue = self._crowd_queue(view, assessor_id, query_id, mine, claim=claim)
+            if not claim:  # the home page asks only whether anything is left
+                return query_id if queue.has_next() else None
+            return first_document(queue)
         return first_document(static_topic_queue(view.rnd, query_id, docs, mine))
 
     # -- what the views call ----------------------------------------------------------------

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from pooling.judging.crowd_queue import Claims, gold_order, next_docs, reached
+from pooling.judging.crowd_queue import Claims, gold_order, has_work, next_docs, reached
 
 QUEUE = [f"d{i}" for i in range(12)]
 GOLD = ["g1", "g2", "g3", "g4"]
@@ -122,3 +122,18 @@ def test_a_new_claim_in_the_topic_replaces_the_one_before():
     assert dict(claims.counts(key, now=11.0)) == {"d1": 1}
     assert dict(claims.counts(key, now=65.0)) == {"d1": 1}  # d0's old lease ends nothing now
     assert dict(claims.counts(key, now=70.0)) == {}
+
+
+def test_has_work_says_whether_next_docs_would_hand_anything():
+    rng = random.Random(5)
+    for _ in range(500):
+        queue = [f"d{i}" for i in range(rng.randint(0, 6))]
+        gold = [f"g{i}" for i in range(rng.randint(0, 3))]
+        mine = {d for d in queue + gold if rng.random() < 0.4}
+        state = dict(redundancy=rng.randint(1, 3),
+                     answers={d: rng.randint(0, 3) for d in queue},
+                     claimed={d: rng.randint(0, 1) for d in queue}, mine=mine, gold=gold,
+                     gold_rate=rng.choice((0.0, 0.2, 0.5)),
+                     gold_answered=sum(d in gold for d in mine),
+                     held=rng.choice([None, *queue]) if queue else None)
+        assert has_work(queue, **state) == bool(next_docs("w", queue, **state))
