@@ -23,10 +23,12 @@ pair for at most one lease.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import heapq
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 
 LEASE_SECONDS = 600.0  # how long a handed-out, unanswered document counts toward K
 
@@ -47,7 +49,8 @@ def gold_order(worker: str, gold: Sequence[str]) -> list[str]:
 def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
               answers: Mapping[str, int], claimed: Mapping[str, int], mine: Collection[str],
               gold: Sequence[str] = (), gold_rate: float = 0.0, gold_answered: int = 0,
-              held: str | None = None, limit: int = 1) -> list[str]:
+              held: str | None = None, limit: int = 1,
+              order: Iterable[str] | None = None) -> list[str]:
     """Up to `limit` documents of one topic to hand `worker` next (module doc).
 
     queue: the topic's queued documents in queue order; answers: doc -> distinct people with
@@ -56,6 +59,9 @@ def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
     count toward K and are not handed out as regular pairs; gold_answered: how many of
     `mine` are gold; held: the document this worker holds a live claim on, if any. With a
     limit above one, each document handed counts as answered for the ones after it.
+    order: the queued documents already in the rule's order (fewest answers and claims
+    first, then queue order: `OpenPairs.in_order`), read only as far as needed; by default
+    the queue is ordered here.
     """
     out: list[str] = []
     gold_set = frozenset(gold)
@@ -66,11 +72,12 @@ def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
         gold_done += held in gold_set
     gold_left = [d for d in gold_order(worker, gold) if d not in mine and d not in out]
     wanted = limit - len(out)
-    open_docs = heapq.nsmallest(wanted, (
-        (answers.get(d, 0) + claimed.get(d, 0), i, d) for i, d in enumerate(queue)
-        if d not in mine and d not in gold_set and d != held
-        and answers.get(d, 0) + claimed.get(d, 0) < redundancy)) if wanted > 0 else []
-    regular = [d for _, _, d in open_docs]
+    if order is None:
+        order = (d for _, _, d in sorted(
+            (answers.get(d, 0) + claimed.get(d, 0), i, d) for i, d in enumerate(queue)))
+    regular = list(islice((d for d in order if d not in mine and d not in gold_set and d != held
+                           and answers.get(d, 0) + claimed.get(d, 0) < redundancy),
+                          max(wanted, 0)))
     while len(out) < limit and (gold_left or regular):
         if gold_left and (gold_turn(answered, gold_done, gold_rate) or not regular):
             if not gold_turn(answered, gold_done, gold_rate):
@@ -85,16 +92,57 @@ def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
 
 def has_work(queue: Sequence[str], *, redundancy: int, answers: Mapping[str, int],
              claimed: Mapping[str, int], mine: Collection[str], gold: Sequence[str] = (),
-             gold_rate: float = 0.0, gold_answered: int = 0, held: str | None = None) -> bool:
+             gold_rate: float = 0.0, gold_answered: int = 0, held: str | None = None,
+             order: Iterable[str] | None = None) -> bool:
     """Whether `next_docs` would hand the worker a document now, found without ordering the
-    queue (the home page asks it of every topic)."""
+    queue (the home page asks it of every topic); order: as for `next_docs`."""
     if held is not None and held not in mine:
         return True
     if gold_turn(len(mine), gold_answered, gold_rate) and any(d not in mine for d in gold):
         return True
     gold_set = frozenset(gold)
     return any(d not in mine and d not in gold_set
-               and answers.get(d, 0) + claimed.get(d, 0) < redundancy for d in queue)
+               and answers.get(d, 0) + claimed.get(d, 0) < redundancy
+               for d in (queue if order is None else order))
+
+
+class OpenPairs:
+    """A topic's queued pairs below K in the rule's order (fewest answers and claims first,
+    then queue order), kept up to date as counts change (`set`), so that `next_docs` reads
+    only the first few (`in_order`) instead of ordering the whole queue for each page."""
+
+    def __init__(self, queue: Sequence[str], redundancy: int,
+                 counts: Mapping[str, int] | None = None):
+        self.queue = list(queue)
+        self.redundancy = redundancy
+        self._at = {d: i for i, d in enumerate(self.queue)}
+        self._level: dict[str, int] = {}
+        self._levels: list[list[int]] = [[] for _ in range(redundancy)]
+        for i, d in enumerate(self.queue):
+            level = (counts or {}).get(d, 0)
+            self._level[d] = level
+            if level < redundancy:
+                self._levels[level].append(i)
+
+    def set(self, doc: str, count: int) -> None:
+        """The pair's answers plus claims are now `count` (a document not queued: ignored)."""
+        count = max(count, 0)
+        i = self._at.get(doc)
+        before = self._level.get(doc)
+        if i is None or before == count:
+            return
+        if before is not None and before < self.redundancy:
+            row = self._levels[before]
+            del row[bisect.bisect_left(row, i)]
+        self._level[doc] = count
+        if count < self.redundancy:
+            bisect.insort(self._levels[max(count, 0)], i)
+
+    def in_order(self) -> Iterator[str]:
+        """The pairs below K, fewest answers and claims first, then in queue order."""
+        for row in self._levels:
+            for i in row:
+                yield self.queue[i]
 
 
 def reached(answers: Mapping[str, int], queue: Sequence[str], redundancy: int,
@@ -118,6 +166,7 @@ class Claims:
         self._held: dict[tuple[str, Key], tuple[str, float]] = {}  # (worker, key) -> (doc, until)
         self._counts: dict[Key, Counter[str]] = {}
         self._expiry: list[tuple[float, str, Key, str]] = []  # a heap of (until, worker, key, doc)
+        self.changed: list[tuple[Key, str]] = []  # (topic, doc) whose count changed, for the caller
 
     def claim(self, worker: str, key: Key, doc: str, now: float) -> None:
         """Hand `doc` to `worker` now, until the lease runs out."""
@@ -126,6 +175,7 @@ class Claims:
         until = now + self.lease
         self._held[(worker, key)] = (doc, until)
         self._counts.setdefault(key, Counter())[doc] += 1
+        self.changed.append((key, doc))
         heapq.heappush(self._expiry, (until, worker, key, doc))
 
     def release(self, worker: str, key: Key, doc: str) -> None:
@@ -140,6 +190,10 @@ class Claims:
         held = self._held.get((worker, key))
         return None if held is None else held[0]
 
+    def count(self, key: Key, doc: str) -> int:
+        """Live claims of one document (as of the last time asked with a clock)."""
+        return self._counts.get(key, {}).get(doc, 0)
+
     def counts(self, key: Key, now: float) -> Mapping[str, int]:
         """doc -> live claims in the topic (a worker's own is on the document they hold,
         which `next_docs` hands them first and never counts); read it, do not keep it."""
@@ -151,6 +205,7 @@ class Claims:
         self._held.clear()
         self._counts.clear()
         self._expiry.clear()
+        self.changed.clear()
 
     def _drop(self, worker: str, key: Key) -> None:
         held = self._held.pop((worker, key), None)
@@ -159,6 +214,7 @@ class Claims:
             counts[held[0]] -= 1
             if counts[held[0]] <= 0:
                 del counts[held[0]]
+            self.changed.append((key, held[0]))
 
     def _expire(self, now: float) -> None:
         while self._expiry and self._expiry[0][0] <= now:

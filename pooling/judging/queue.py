@@ -314,18 +314,18 @@ class CrowdQueue(OneTopicQueue):
     def __init__(self, rnd: Round, assessor_id: str, query_id: str, docs: Sequence[str],
                  gold: Sequence[str], answers: Mapping[str, int], mine: Collection[str], *,
                  claimed: Mapping[str, int] | None = None, held: str | None = None,
-                 closed: bool = False):
+                 closed: bool = False, order: Iterable[str] | None = None):
         self._query_id = query_id
         self._rnd = rnd
         self._assessor = assessor_id
         self._gold = list(gold)
-        gold_set = set(gold)
-        self._docs = [d for d in docs if d not in gold_set]
+        self._docs = docs  # gold documents among them are never handed out as regular pairs
         self._answers = answers
         self._claimed = claimed or {}
         self._mine = set(mine)
         self._held = held
         self._closed = closed
+        self._order = order  # the open pairs in the rule's order, when the caller keeps them
         self.handed_out = 0
         self.judged_before = len(self._mine)
 
@@ -336,7 +336,8 @@ class CrowdQueue(OneTopicQueue):
                          answers=self._answers, claimed=self._claimed, mine=self._mine,
                          gold=self._gold, gold_rate=self._rnd.gold_rate,
                          gold_answered=len(self._mine & set(self._gold)), held=self._held,
-                         limit=limit if limit is not None else len(self._docs) + len(self._gold))
+                         limit=limit if limit is not None else len(self._docs) + len(self._gold),
+                         order=self._order)
         self._mine.update(docs)
         self._held = None
         self.handed_out += len(docs)
@@ -347,7 +348,7 @@ class CrowdQueue(OneTopicQueue):
         return not self._closed and has_work(
             self._docs, redundancy=self._rnd.redundancy, answers=self._answers,
             claimed=self._claimed, mine=self._mine, gold=self._gold, gold_rate=self._rnd.gold_rate,
-            gold_answered=len(self._mine & set(self._gold)), held=self._held)
+            gold_answered=len(self._mine & set(self._gold)), held=self._held, order=self._order)
 
     def failed(self, pairs: Iterable[Pair]) -> None:
         pass

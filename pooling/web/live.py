@@ -29,8 +29,10 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from concurrent.futures import Future, InvalidStateError
+from itertools import islice
 
 import duckdb
+from markupsafe import Markup
 
 from pooling.errors import PoolingError, SubmissionConflict
 from pooling.judging import validation
@@ -40,7 +42,7 @@ from pooling.judging.assignments import (
     load_assignments,
     members_by_round,
 )
-from pooling.judging.crowd_queue import Claims
+from pooling.judging.crowd_queue import Claims, OpenPairs
 from pooling.judging.history import replay
 from pooling.judging.judgments import (
     VALUES_ROWS,
@@ -101,6 +103,7 @@ class CrowdTopic:
         self.depth: dict[tuple[str, str], int] = {}  # (doc, assessor) -> answers on their stack
         self.answers: Counter[str] = Counter()  # doc -> people with a current answer
         self.seen: set[int] = set()
+        self.open: OpenPairs | None = None  # the pairs below K in the rule's order
 
     def apply(self, seq: int, assessor_id: str, doc_id: str, kind: str) -> None:
         if seq in self.seen:
@@ -116,6 +119,11 @@ class CrowdTopic:
             self.depth[key] = depth - 1
             if depth == 1:
                 self.answers[doc_id] -= 1
+
+    def recount(self, doc_id: str, claims: int) -> None:
+        """The pair's answers or claims changed: its place among the open pairs."""
+        if self.open is not None:
+            self.open.set(doc_id, self.answers.get(doc_id, 0) + claims)
 
 
 class WriteFailed(PoolingError):
@@ -145,6 +153,9 @@ class LiveCampaign:
         self._topics: dict[str, Topic] = {}
         self._docs: OrderedDict[str, tuple[str | None, str | None] | None] = OrderedDict()
         self._fetched: set[tuple[str, str]] = set()  # (round, topic) whose documents were read
+        # (doc_id, topic title) -> (the texts marked, their marked title and text)
+        self._marked: OrderedDict[tuple[str, str | None], tuple[object, tuple[Markup, Markup]]] = \
+            OrderedDict()
         self._crowd: dict[tuple[str, str], CrowdTopic] = {}  # (round, topic) of a crowd round
         self._crowd_loading: dict[tuple[str, str], list[tuple[int, str, str, str]]] = {}
         self._crowd_rounds: list[str] | None = None
@@ -278,9 +289,25 @@ class LiveCampaign:
         with self._lock:
             for row in self._crowd_loading.pop(key, []):  # stored while this was read
                 topic.apply(*row)
+            view = self._rounds.get(round_id)
+            if view is not None:
+                claims = self.claims.counts(key, self.clock())
+                topic.open = OpenPairs(
+                    view.queue.get(query_id, []), view.rnd.redundancy,
+                    {d: n + claims.get(d, 0) for d, n in topic.answers.items()}
+                    | {d: topic.answers.get(d, 0) + n for d, n in claims.items()})
             if generation == self.generation:
                 topic = self._crowd.setdefault(key, topic)
         return topic.answers
+
+    def _claims_changed(self) -> None:
+        """Move the pairs whose claims changed to their place among the open pairs (under
+        the lock)."""
+        changed, self.claims.changed[:] = list(self.claims.changed), []
+        for topic_key, doc in changed:
+            topic = self._crowd.get(topic_key)
+            if topic is not None:
+                topic.recount(doc, self.claims.count(topic_key, doc))
 
     def _crowd_queue(self, view: Assignments, assessor_id: str, query_id: str,
                      mine: dict[str, tuple[int, int]], *, claim: bool) -> CrowdQueue:
@@ -293,9 +320,15 @@ class LiveCampaign:
         with self._lock:
             held = self.claims.held(assessor_id, key, now)
             claimed = dict(self.claims.counts(key, now))
+            self._claims_changed()
+            topic = self._crowd.get(key)
+            order = list(islice(topic.open.in_order(), len(mine) + 2)) if (
+                topic is not None and topic.open is not None) else None
+        # The open pairs in order, as far as this worker can need them: past their own answers.
         queue = CrowdQueue(view.rnd, assessor_id, query_id, view.queue.get(query_id, []),
                            view.gold.get(query_id, []), answers, mine, claimed=claimed,
-                           held=held, closed=not view.has_topic(assessor_id, "assessor", query_id))
+                           held=held, closed=not view.has_topic(assessor_id, "assessor", query_id),
+                           order=order)
         if not claim:
             return queue
         return _Claiming(queue, self, assessor_id, key)
@@ -392,6 +425,24 @@ class LiveCampaign:
                 self._docs.popitem(last=False)
         return doc
 
+    def _highlighted(self, doc_id: str, doc: tuple[str | None, str | None] | None,
+                     topic: Topic) -> tuple[Markup, Markup]:
+        """A document's title and text with the topic's terms marked, made once per document
+        and topic title (a crowd reads the same documents many times)."""
+        key = (doc_id, topic.title)
+        with self._lock:
+            found = self._marked.get(key)
+            if found is not None and found[0] == doc:
+                self._marked.move_to_end(key)
+                return found[1]
+        terms = query_terms(topic.title)
+        marked = (highlight(doc[0] if doc else None, terms), highlight(doc[1] if doc else None, terms))
+        with self._lock:
+            self._marked[key] = (doc, marked)
+            while len(self._marked) > DOC_CACHE:
+                self._marked.popitem(last=False)
+        return marked
+
     def _next(self, view: Assignments, docs: list[str], mine: dict[str, tuple[int, int]],
               query_id: str, assessor_id: str = "", *, claim: bool = False) -> str | None:
         """The next document of a static round's topic (`pooling.judging.queue`), from memory;
@@ -449,11 +500,10 @@ class LiveCampaign:
         position, prev_doc, next_doc, skip = self._position(docs, mine, doc_id, crowd)
         self._prefetch(round_id, query_id)
         doc = self._document(doc_id)
-        terms = query_terms(topic.title)
+        doc_title, doc_text = self._highlighted(doc_id, doc, topic)
         return JudgingPage(
             round_id=round_id, adaptive=False, topic=topic, doc_id=doc_id,
-            doc_title=highlight(doc[0] if doc else None, terms),
-            doc_text=highlight(doc[1] if doc else None, terms),
+            doc_title=doc_title, doc_text=doc_text,
             doc_missing=doc is None, grades=campaign.scale_of(view.rnd),
             current_grade=grades.get(doc_id), position=position, total=len(docs),
             judged=len(grades), prev_doc=prev_doc, next_doc=next_doc, skip_doc=skip,
@@ -519,6 +569,9 @@ class LiveCampaign:
                 self._crowd_loading[crowd_key].append((seq, j.assessor_id, j.doc_id, j.kind))
             if j.kind != "retract":
                 self.claims.release(j.assessor_id, crowd_key, j.doc_id)
+            if topic is not None:
+                topic.recount(j.doc_id, self.claims.count(crowd_key, j.doc_id))
+            self._claims_changed()
             events = self._history.get((j.round_id, j.assessor_id, j.query_id))
             if events is None:
                 return
@@ -541,6 +594,7 @@ class _Claiming:
             with self._live._lock:
                 self._live.claims.claim(self._assessor, self._key, pairs[0][1],
                                         self._live.clock())
+                self._live._claims_changed()
         return pairs
 
 

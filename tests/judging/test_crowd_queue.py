@@ -7,7 +7,14 @@ import random
 
 import pytest
 
-from pooling.judging.crowd_queue import Claims, gold_order, has_work, next_docs, reached
+from pooling.judging.crowd_queue import (
+    Claims,
+    OpenPairs,
+    gold_order,
+    has_work,
+    next_docs,
+    reached,
+)
 
 QUEUE = [f"d{i}" for i in range(12)]
 GOLD = ["g1", "g2", "g3", "g4"]
@@ -137,3 +144,20 @@ def test_has_work_says_whether_next_docs_would_hand_anything():
                      gold_answered=sum(d in gold for d in mine),
                      held=rng.choice([None, *queue]) if queue else None)
         assert has_work(queue, **state) == bool(next_docs("w", queue, **state))
+
+
+def test_open_pairs_hand_out_what_ordering_the_whole_queue_would():
+    rng = random.Random(9)
+    for _ in range(200):
+        queue = [f"d{i}" for i in range(rng.randint(1, 12))]
+        k = rng.randint(1, 4)
+        answers = {d: rng.randint(0, k) for d in queue}
+        claimed = {d: rng.randint(0, 1) for d in queue}
+        pairs = OpenPairs(queue, k)
+        for d in queue:  # counts arrive one change at a time, as the server sees them
+            pairs.set(d, answers[d])
+            pairs.set(d, answers[d] + claimed[d])
+        mine = {d for d in queue if rng.random() < 0.3}
+        state = dict(redundancy=k, answers=answers, claimed=claimed, mine=mine,
+                     limit=rng.randint(1, 5))
+        assert next_docs("w", queue, **state, order=pairs.in_order()) == next_docs("w", queue, **state)
