@@ -500,8 +500,9 @@ def crowd_round_phase(workdir: Path, args) -> tuple[bool, str]:
     over HTTP: POST latency, and that nothing is lost. Returns (ok, its markdown table)."""
     think = tuple(float(x) for x in args.think.split(","))
     offered = args.crowd_workers * 2 / (think[0] + think[1])
-    # Enough pairs that no topic runs dry: K answers each of the judgments offered, and more.
-    docs = max(50, int(offered * args.crowd_round_seconds / args.crowd_topics / args.crowd_k * 1.5))
+    # About as many pairs as the judgments offered can bring to K: the first reach K while
+    # the crowd works, and no topic runs dry before the end.
+    docs = max(50, int(offered * args.crowd_round_seconds / args.crowd_topics / args.crowd_k * 0.9))
     t0 = time.perf_counter()
     campaign = build_crowd_round(workdir, args.crowd_workers, args.crowd_topics, docs, args.crowd_k,
                                  gold_per_topic=40, gold_rate=args.crowd_gold_rate)

@@ -34,11 +34,11 @@ def highlight(text: str | None, terms: list[str]) -> Markup:
     if not terms:
         return escape(text)
     pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
-    out: list[str] = []
+    out: list[str] = []  # escaped pieces as plain strings, joined once (a page per judgment)
     last = 0
     for match in pattern.finditer(text):
-        out.append(escape(text[last:match.start()]))
-        out.append(Markup("<mark>") + escape(match.group(0)) + Markup("</mark>"))
+        out.append(str(escape(text[last:match.start()])))
+        out.append("<mark>" + str(escape(match.group(0))) + "</mark>")
         last = match.end()
-    out.append(escape(text[last:]))
-    return Markup("").join(out)
+    out.append(str(escape(text[last:])))
+    return Markup("".join(out))
