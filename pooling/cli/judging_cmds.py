@@ -109,6 +109,35 @@ def pool(
         err.print(f"warning: {warning}", highlight=False)
 
 
+@app.command("progress")
+def progress_cmd(
+    store: StoreArg,
+    round: Annotated[str | None, typer.Option("--round", help="Only this round.")] = None,
+) -> None:
+    """Each round's progress: pairs queued and judged, topics done; in a crowd round, the
+    pairs that reached K answers (gold pairs not counted)."""
+    from pooling.judging.rounds import get_round
+    from pooling.store import Store
+    from pooling.web.round_progress import organiser_rounds
+
+    with Store(store, read_only=True) as s:
+        rounds = organiser_rounds(s, round)
+        if round is not None and not rounds:
+            get_round(s, round)  # an unknown round is refused, naming the rounds there are
+        kinds = {r.round_id: get_round(s, r.round_id) for r in rounds}
+    table = Table("round", "kind", "topics", "queued", "judged", "topics done")
+    for r in rounds:
+        rnd = kinds[r.round_id]
+        kind = ("adaptive" if r.adaptive else
+                f"crowd, {rnd.redundancy} answer(s) per pair" + (f", gold {rnd.gold}" if rnd.gold
+                                                                  else "")
+                if rnd.crowd else "static")
+        judged = f"{r.judged:,}" + (f" at {rnd.redundancy}" if rnd.crowd else "")
+        table.add_row(r.round_id, kind, str(len(r.topics)), f"{r.assigned:,}", judged,
+                      str(sum(t.done for t in r.topics)))
+    out.print(table)
+
+
 @app.command("plan-sample")
 def plan_sample_cmd(
     store: StoreArg,

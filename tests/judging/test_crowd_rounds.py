@@ -202,3 +202,18 @@ def test_a_batch_of_a_crowd_round_is_the_worker_s_queue_and_takes_unjudgeable(st
     export_batch(store, "c", "ann", again)
     left = {r["doc_id"] for r in csv.DictReader(again.open())}
     assert left and not left & {rows[0]["doc_id"], rows[1]["doc_id"]}
+
+
+def test_cli_progress_counts_a_crowd_round_s_pairs_at_k(store):
+    crowd(store, k=2, gold="gold", rate=0.25)
+    work(store, "ann")
+    work(store, "bob", limit=3)  # bob's first answers: a gold one, then two pairs reach K
+    path = store.path
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "pooling", "progress", str(path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.strip().startswith("│ c ")
+               or " c " in line)
+    assert "crowd, 2 answer(s) per pair, gold gold" in done.stdout
+    assert "2 at 2" in row
