@@ -432,30 +432,43 @@ async def thinker(base: str, token: str, topics: list[str], deadline: float | Ca
 
 
 async def crowd_worker(base: str, token: str, topics: list[str], deadline: float,
-                       think: tuple[float, float], tally: Tally, rng: random.Random) -> None:
+                       think: tuple[float, float], tally: Tally, rng: random.Random,
+                       api: bool = False) -> None:
     """A worker of a crowd round: from a topic of their own choosing, reads what the round
     hands them, thinks 2-10 s, answers (now and then "can't judge"), and moves to another
-    topic when one has nothing more for them, until the deadline."""
+    topic when one has nothing more for them, until the deadline. api: through the JSON API
+    with a bearer token (a crowd front end), else the judging pages (a browser)."""
     async with Browser(base) as client:
         await asyncio.sleep(rng.uniform(0, think[1]))  # they do not all arrive at once
-        await _request(client, "GET", "/login", tally, params={"token": token})
-        csrf = CSRF.search((await _request(client, "GET", "/", tally)).text).group(1)
+        if api:
+            headers = {"Authorization": f"Bearer {token}"}
+        else:
+            await _request(client, "GET", "/login", tally, params={"token": token})
+            csrf = CSRF.search((await _request(client, "GET", "/", tally)).text).group(1)
+            headers = {"X-CSRF-Token": csrf}
         order = list(topics)
         rng.shuffle(order)
         for q in order:
-            url = f"/rounds/crowdk/topics/{q}"
+            url = f"/api/v1/rounds/crowdk/topics/{q}" if api else f"/rounds/crowdk/topics/{q}"
             while time.monotonic() < deadline:
                 t0 = time.perf_counter()
-                page = await _request(client, "GET", url, tally)
+                page = await _request(client, "GET", url + "/next" if api else url, tally,
+                                      headers=headers if api else None)
                 tally.page_latency.append(time.perf_counter() - t0)
-                match = DOC_ID.search(page.text)
-                if match is None:
+                if api:
+                    shown = page.json()
+                    doc_id = None if shown["done"] else shown["doc_id"]
+                    sid = None if shown["done"] else shown["submission_id"]
+                else:
+                    match = DOC_ID.search(page.text)
+                    doc_id = match.group(1) if match else None
+                    sid = SUBMISSION_ID.search(page.text).group(1) if match else None
+                if doc_id is None:
                     break  # nothing more for this worker here: another topic
                 await asyncio.sleep(rng.uniform(*think))
                 if time.monotonic() >= deadline:
                     return
-                sid = SUBMISSION_ID.search(page.text).group(1)
-                body: dict = {"doc_id": match.group(1), "submission_id": sid,
+                body: dict = {"doc_id": doc_id, "submission_id": sid,
                               "seconds": round(rng.uniform(*think), 1)}
                 if rng.random() < 0.02:
                     body["unjudgeable"] = True
@@ -463,11 +476,11 @@ async def crowd_worker(base: str, token: str, topics: list[str], deadline: float
                     body["grade"] = rng.choice((0, 1, 2))
                 t0 = time.perf_counter()
                 answer = await _request(client, "POST", url + "/judgments", tally, json=body,
-                                        headers={"X-CSRF-Token": csrf})
+                                        headers=headers)
                 tally.post_latency.append(time.perf_counter() - t0)
                 tally.post_at.append(time.monotonic())
                 answer.raise_for_status()
-                tally.acked[sid] = (token, q, match.group(1))
+                tally.acked[sid] = (token, q, doc_id)
             else:
                 return
 
@@ -520,7 +533,7 @@ def crowd_round_phase(workdir: Path, args) -> tuple[bool, str]:
         start = time.perf_counter()
         deadline = time.monotonic() + args.crowd_round_seconds
         await asyncio.gather(*(crowd_worker(base, campaign.tokens[p], topics[p], deadline, think,
-                                            tally, random.Random(rng.random()))
+                                            tally, random.Random(rng.random()), args.crowd_api)
                                for p in sorted(topics)))
         return time.perf_counter() - start
 
@@ -528,8 +541,9 @@ def crowd_round_phase(workdir: Path, args) -> tuple[bool, str]:
     elapsed = asyncio.run(everyone())
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=60)
+    via = "the JSON API" if args.crowd_api else "the judging pages"
     report(f"crowd round ({args.crowd_workers:,} workers thinking {args.think} s, K={args.crowd_k}, "
-           f"gold {args.crowd_gold_rate})", tally, elapsed)
+           f"gold {args.crowd_gold_rate}, through {via})", tally, elapsed)
     missing, twice, unacked, over, at_k = check_crowd_round(campaign.path, tally, args.crowd_k)
     print(f"  store: {missing} acknowledged judgments missing (lost), {twice} stored twice, "
           f"{unacked} stored without an acknowledgement; {at_k:,} pairs reached K, {over} have "
@@ -545,7 +559,8 @@ def crowd_round_phase(workdir: Path, args) -> tuple[bool, str]:
         "p95 < 50 ms |",
         "|---|---|---|---|---|---|---|---|---|---|",
         f"| K={args.crowd_k}, gold {args.crowd_gold_rate}, think {args.think} s, "
-        f"{args.crowd_round_seconds:.0f} s | {args.crowd_workers:,} | {offered:,.0f} | {rate:,.0f} | "
+        f"{args.crowd_round_seconds:.0f} s, {'JSON API' if args.crowd_api else 'pages'} | "
+        f"{args.crowd_workers:,} | {offered:,.0f} | {rate:,.0f} | "
         f"{pct(tally.post_latency, 50):.1f} | {p95:.1f} | "
         f"{pct(steady, 95) if steady else float('nan'):.1f} | {pct(tally.page_latency, 95):.1f} | "
         f"{missing} / {twice} / {over} | {'yes' if p95 < 50 else 'NO'} |"])
@@ -818,6 +833,9 @@ def main() -> None:
     ap.add_argument("--crowd-topics", type=int, default=20)
     ap.add_argument("--crowd-k", type=int, default=3, help="answers per pair in the crowd round")
     ap.add_argument("--crowd-gold-rate", type=float, default=0.1)
+    ap.add_argument("--crowd-api", action="store_true",
+                    help="the crowd-round workers judge through the JSON API (a crowd front "
+                         "end), not the judging pages")
     ap.add_argument("--organiser-worker", nargs=3, metavar=("OP", "STORE", "ITEMS"),
                     help=argparse.SUPPRESS)
     ap.add_argument("--pause", type=float, default=0.2, help=argparse.SUPPRESS)
