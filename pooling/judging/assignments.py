@@ -43,6 +43,7 @@ class Assignments:
     gold: dict[str, list[str]] = field(default_factory=dict)  # a crowd round's gold docs per topic
     closed: frozenset[str] = frozenset()  # who may not work in a crowd round (module doc)
     withdrawn: frozenset[str] = frozenset()  # of those, the workers the organiser withdrew
+    judges: frozenset[str] = frozenset()  # of those, automatic judges (their answers count not)
 
     def has_topic(self, assessor_id: str, role: str | None, query_id: str) -> bool:
         """Whether this person works on the topic (an organiser: every topic of the round;
@@ -180,16 +181,19 @@ def load_assignments(store: Store, rnd: Round | str, *, query_id: str | None = N
         gold = gold_pairs(store, rnd)
         loaded.gold = {q: d for q, d in gold.items() if query_id is None or q == query_id}
         loaded.withdrawn = withdrawn_workers(store, rnd.round_id)
-        loaded.closed = loaded.withdrawn | not_workers(store)
+        judges, revoked = not_workers(store)
+        loaded.judges = judges
+        loaded.closed = loaded.withdrawn | judges | revoked
     return loaded
 
 
-def not_workers(store: Store) -> frozenset[str]:
-    """Who is not a crowd round's worker: automatic judges and people whose access is
-    revoked."""
-    return frozenset(r[0] for r in store.sql(
-        "not workers", "SELECT assessor_id FROM assessors WHERE kind = 'model' "
-        "OR token_sha256 = ''").fetchall())
+def not_workers(store: Store) -> tuple[frozenset[str], frozenset[str]]:
+    """Who is not a crowd round's worker: (automatic judges, people whose access is
+    revoked)."""
+    rows = store.sql("not workers", "SELECT assessor_id, kind = 'model' FROM assessors "
+                     "WHERE kind = 'model' OR token_sha256 = ''").fetchall()
+    return (frozenset(a for a, model in rows if model),
+            frozenset(a for a, model in rows if not model))
 
 
 def may_judge(store: Store, round_id: str, assessor_id: str, query_id: str, doc_id: str,

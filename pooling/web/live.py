@@ -563,9 +563,13 @@ class LiveCampaign:
         with self._lock:
             crowd_key = (j.round_id or "", j.query_id)
             topic = self._crowd.get(crowd_key)
-            if topic is not None:
+            view = self._rounds.get(j.round_id or "")
+            if view is not None and j.assessor_id in view.judges:
+                topic = None  # an automatic judge's answer counts toward no K, as in the store
+            elif topic is not None:
                 topic.apply(seq, j.assessor_id, j.doc_id, j.kind)
-            elif crowd_key in self._crowd_loading:
+            if topic is None and crowd_key in self._crowd_loading and (
+                    view is None or j.assessor_id not in view.judges):
                 self._crowd_loading[crowd_key].append((seq, j.assessor_id, j.doc_id, j.kind))
             if j.kind != "retract":
                 self.claims.release(j.assessor_id, crowd_key, j.doc_id)
