@@ -29,6 +29,7 @@ from pooling.web.openapi import DOCUMENT
 from pooling.web.pages import answer, conflict_error, gate, write_failed
 from pooling.web.round_progress import organiser_rounds
 from pooling.web.routing import EncodedRoute
+from pooling.web.session_book import SessionBook
 from pooling.web.throttle import LoginThrottle, client_address
 
 NOT_FOUND = "not found"  # the one body for a missing item and for somebody else's
@@ -61,7 +62,12 @@ async def _caller(request: Request) -> tuple[str, str]:
     if wait is not None:
         raise HTTPException(429, f"too many unknown tokens from your address; try again in {wait} "
                                  "seconds", headers={"Retry-After": str(wait)})
-    who = await gate(request).read(authenticate, token)
+    # The session book knows every valid token as of its last load (revocations reload it);
+    # a token it does not know may be newer than the book, so the store is asked.
+    book = request.app.state.book
+    who = book.token_owner(token) if book is not None else None
+    if who is None:
+        who = await gate(request).read(authenticate, token)
     if who is None:
         throttle.failed(address)
         raise HTTPException(401, "that token is not valid; use the token `pooling assessors add` "
@@ -257,11 +263,12 @@ async def _crash(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "internal server error"}, status_code=500)
 
 
-def create_api(gate: StoreGate, live: LiveCampaign, throttle: LoginThrottle | None = None) -> Starlette:
+def create_api(gate: StoreGate, live: LiveCampaign, throttle: LoginThrottle | None = None,
+               book: SessionBook | None = None) -> Starlette:
     """The API as an app of its own (JSON errors), to mount at `openapi.API_ROOT` beside the
     pages, sharing their store gate, judging state and count of failed logins."""
     api = Starlette(routes=ROUTES, exception_handlers={HTTPException: _error, WriteFailed: write_failed,
                                                        Exception: _crash})
-    api.state.gate, api.state.live = gate, live
+    api.state.gate, api.state.live, api.state.book = gate, live, book
     api.state.throttle = throttle or LoginThrottle()
     return api

@@ -213,10 +213,10 @@ def create_app(
     app.state.live = live = LiveCampaign(gate)
     # The assessors' JSON API: an app of its own (JSON errors), inside the security headers.
     app.state.throttle = throttle = throttle or LoginThrottle()
-    app.mount(API_ROOT, api_views.create_api(gate, live, throttle))
-    app.state.signer = signer or SessionSigner.for_store(store.path, idle_seconds=idle_seconds)
     app.state.book = book = SessionBook(gate)
     gate.run_sync(book.load)
+    app.mount(API_ROOT, api_views.create_api(gate, live, throttle, book))
+    app.state.signer = signer or SessionSigner.for_store(store.path, idle_seconds=idle_seconds)
     app.state.templates = make_templates()
 
     def on_write(tables: frozenset[str] | None) -> None:

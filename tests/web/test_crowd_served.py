@@ -189,3 +189,26 @@ def test_a_withdrawn_worker_is_handed_nothing_and_keeps_every_judgment(tmp_path)
         app.live.gate.run_sync(decide, "clear")
         app.live.refresh(frozenset({"worker_decisions"}))
         assert c.get(f"{API_ROOT}/rounds/c/topics/1/next", headers=auth).status_code == 200
+
+
+@pytest.mark.slow
+def test_the_api_refuses_a_token_at_once_when_it_is_revoked_or_replaced(tmp_path, launch):
+    import subprocess
+    import sys
+
+    path, tokens = crowd_store(tmp_path, k=3)
+    server = launch(path)
+    with api(server.url, tokens["w1"]) as w1, api(server.url, tokens["w2"]) as w2:
+        assert w1.get("/rounds").status_code == 200  # known to the server's book of tokens
+        assert w2.get("/rounds").status_code == 200
+        for args in (["assessors", "revoke", str(path), "w1"],
+                     ["assessors", "token", str(path), "w2"]):
+            done = subprocess.run([sys.executable, "-m", "pooling", *args], capture_output=True,
+                                  text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+        assert w1.get("/rounds").status_code == 401
+        assert w2.get("/rounds").status_code == 401
+    with api(server.url, tokens["w3"]) as w3:
+        assert w3.get("/rounds").status_code == 200
+    with httpx.Client(base_url=server.url.rstrip("/") + API_ROOT, timeout=30) as anonymous:
+        assert anonymous.get("/rounds", headers={"Authorization": "Bearer nope"}).status_code == 401
