@@ -184,8 +184,8 @@ def read_batch(path: str | Path, rnd: Round, assessor_id: str) -> BatchRows:
             try:
                 grade = int(grade_text)
             except ValueError:
-                out.problems.append(Problem(source, line, f"{scale_hint(rnd)} (or "
-                                            f"{UNJUDGEABLE}), found {grade_text!r}"))
+                out.problems.append(Problem(source, line, f"{scale_hint(rnd)}, found "
+                                            f"{grade_text!r}"))
                 continue
             if not on_scale(rnd, grade):
                 out.problems.append(Problem(source, line, off_scale(rnd, grade)))
