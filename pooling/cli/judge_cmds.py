@@ -128,14 +128,15 @@ def judges_usage(
         "the stored one (repeat it).")] = None,
     format: Annotated[str, typer.Option(help="table, csv or json.")] = "table",
 ) -> None:
-    """Calls, failures, tokens, seconds and cost per judge and juror (calls made: answers
-    taken from the cache cost nothing and are not counted)."""
+    """Calls, failures, tokens, seconds and cost per juror, and per judge over its samples
+    (calls made: answers taken from the cache cost nothing and are not counted). csv: one row
+    per juror; json: {"judges": [...], "jurors": [...]}."""
     import csv
     import io
     import json
 
     from pooling.formats.csv_cells import safe_cell
-    from pooling.judging.juries import judge_usage
+    from pooling.judging.juries import judge_usage, usage_by_judge
     from pooling.store import Store
 
     if format not in ("table", "csv", "json"):
@@ -143,9 +144,11 @@ def judges_usage(
     prices = dict(_price(p) for p in price or [])
     with Store(store, read_only=True) as s:
         rows = judge_usage(s, round, prices)
+    totals = usage_by_judge(rows)
     if format == "json":
-        out.print(json.dumps([u.as_dict() for u in rows], indent=2), highlight=False,
-                  markup=False, soft_wrap=True)
+        out.print(json.dumps({"judges": [u.as_dict() for u in totals],
+                              "jurors": [u.as_dict() for u in rows]}, indent=2),
+                  highlight=False, markup=False, soft_wrap=True)
         return
     names = ("judge", "juror", "sample", "calls", "failed", "prompt_tokens", "completion_tokens",
              "seconds", "cost")
@@ -163,10 +166,12 @@ def judges_usage(
         out.print("no calls to any judge yet" + (f" in round {round}" if round else ""))
         return
     table = Table(*names)
-    for u in rows:
-        table.add_row(u.judge, u.juror, str(u.sample), f"{u.calls:,}", f"{u.failed:,}",
-                      f"{u.prompt_tokens:,}", f"{u.completion_tokens:,}", f"{u.seconds:.1f}",
-                      "" if u.cost is None else f"{u.cost:.4f}")
+    for total in totals:
+        jurors = [u for u in rows if u.judge == total.judge]
+        for u in jurors + ([total] if len(jurors) > 1 else []):
+            table.add_row(u.judge, u.juror, str(u.sample) if u.sample else "", f"{u.calls:,}",
+                          f"{u.failed:,}", f"{u.prompt_tokens:,}", f"{u.completion_tokens:,}",
+                          f"{u.seconds:.1f}", "" if u.cost is None else f"{u.cost:.4f}")
     out.print(table)
     unpriced = sorted({u.judge for u in rows if u.cost is None})
     if unpriced:

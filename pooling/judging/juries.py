@@ -227,6 +227,22 @@ def judge_usage(store: Store, round_id: str | None = None,
     return sorted(out, key=lambda u: (u.judge, u.sample))
 
 
+def usage_by_judge(usage: Sequence[JurorUsage]) -> list[JurorUsage]:
+    """Each judge's jurors summed (juror "all", sample 0), in the order of `usage`."""
+    totals: dict[str, JurorUsage] = {}
+    for u in usage:
+        t = totals.get(u.judge)
+        if t is None:
+            totals[u.judge] = JurorUsage(u.judge, "all", 0, u.calls, u.failed, u.prompt_tokens,
+                                         u.completion_tokens, u.seconds, u.price_in, u.price_out)
+        else:
+            totals[u.judge] = JurorUsage(u.judge, "all", 0, t.calls + u.calls, t.failed + u.failed,
+                                         t.prompt_tokens + u.prompt_tokens,
+                                         t.completion_tokens + u.completion_tokens,
+                                         t.seconds + u.seconds, t.price_in, t.price_out)
+    return list(totals.values())
+
+
 def _judge_id(store: Store, name: str) -> str:
     judge = get_judge(store, name)
     return judge.of or judge.judge_id

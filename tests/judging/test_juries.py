@@ -20,7 +20,7 @@ import pytest
 from pooling.errors import StoreError
 from pooling.judging.assessors import add_assessor, assign
 from pooling.judging.judges import add_judge, get_judge, judge_pairs, list_judges, round_pairs
-from pooling.judging.judgments import Judgment, record
+from pooling.judging.judgments import Judgment, append_judgments, record
 from pooling.judging.juries import (
     derive_jury_qrels,
     judge_jury,
@@ -243,13 +243,17 @@ def test_usage_counts_and_costs_equal_the_calls_the_model_received(tmp_path, cha
         assert judge_usage(s, "r1")[0].calls == 12  # nothing asked twice, nothing counted twice
     as_json = json.loads(pooling("judges", "usage", path, "--round", "r1", "--format", "json",
                                  "--price", "words=1/1").stdout)
-    words = next(u for u in as_json if u["juror"] == "words")
+    words = next(u for u in as_json["jurors"] if u["juror"] == "words")
     assert words["calls"] == 12 and words["cost"] == 0.0  # a command judge reports no tokens
+    warm_total = next(u for u in as_json["judges"] if u["judge"] == "warm")
+    assert warm_total["calls"] == 24 and warm_total["cost"] == pytest.approx(
+        sum(u.cost for u in warm))
     csv_text = pooling("judges", "usage", path, "--format", "csv").stdout
     assert csv_text.splitlines()[0].startswith("judge,juror,sample,calls,failed")
     assert len(csv_text.splitlines()) == 5
     table = pooling("judges", "usage", path).stdout
     assert "warm-sample-2" in table and "no price for words" in table
+    assert "all" in table  # each judge's jurors summed
 
 
 def test_a_price_is_refused_unless_it_is_a_number_of_zero_or_more(tmp_path):
@@ -356,3 +360,24 @@ def test_a_jury_job_killed_mid_run_resumes_asking_no_juror_twice_for_a_pair(tmp_
     with Store(path, read_only=True) as s:
         assert s.one("n", "SELECT count(*), count(DISTINCT (assessor_id, query_id, doc_id)) "
                      "FROM judgments") == (200, 200)
+
+
+def test_the_gold_weighted_rule_also_aggregates_people_and_leaves_their_gold_out(tmp_path):
+    path = build(tmp_path, docs_per_topic=20, gold_per_topic=8)
+    truth = truth_of(tmp_path)
+    people = {"careful": 0.0, "sloppy": 0.4, "careless": 0.45}
+    with Store(path) as s:
+        for name in people:
+            add_assessor(s, name)
+        rng = random.Random(1)
+        for name, noise in people.items():
+            append_judgments(s, [Judgment("r1", name, q, d, g if rng.random() >= noise else 1 - g)
+                       for (q, d), g in sorted(truth.items())])
+    done = pooling("qrels", "derive", path, "--rule", "gold-weighted", "--round", "r1",
+                   "--gold", "gold", "--name", "weighted")
+    assert "qrels version weighted: 24 judgments" in done.stdout  # 40 pairs, 16 of them gold
+    with Store(path, read_only=True) as s:
+        derived = dict(s.con.execute("SELECT query_id || ' ' || doc_id, relevance FROM qrels "
+                                     "WHERE version = 'weighted'").fetchall())
+    assert derived == {f"{q} {d}": g for (q, d), g in truth.items()
+                       if f"{q} {d}" in derived}  # the careful one decides alone
