@@ -3,7 +3,8 @@
 grade of 0..--max-grade, drawn at random. The draw is seeded on (--seed, query, document,
 sample), so a pair gets the same answer however often and in whatever order it is asked, and
 each sample of a judge (the request's "sample") answers on its own. --log FILE appends
-'sample query_id doc_id' per request; --delay waits that many seconds before each reply."""
+'sample query_id doc_id' per request; --delay waits that many seconds before each reply;
+--label is ignored (judges that share --seed and --noise err together whatever their label)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def main() -> None:
     parser.add_argument("--max-grade", type=int, default=1)
     parser.add_argument("--log")
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--label", help="ignored: two judges of one program under two names")
     args = parser.parse_args()
     truth = {}
     with open(args.truth) as lines:

@@ -130,6 +130,27 @@ def test_votes_over_an_unequal_jury_fall_below_its_best_member_and_the_gold_weig
     assert as_json["best_juror"] == "good" and len(as_json["rules"]) == 4
 
 
+def test_dawid_skene_over_jurors_that_err_together_falls_below_the_best_and_gold_weighting_does_not(
+        tmp_path):
+    """Three names for one weak model (the same answers: errors shared, as a model's samples at
+    a low temperature share them) outvote a strong juror, and Dawid-Skene, which takes them
+    for independent witnesses, follows them; their gold accuracy weighs them less than it."""
+    path = build(tmp_path)
+    truth = tmp_path / "truth.qrels"
+    with Store(path) as s:
+        add_judge(s, "good", "command", {"command": noisy(truth, 0.1)})
+        for name in ("weak-a", "weak-b", "weak-c"):
+            add_judge(s, name, "command", {"command": noisy(truth, 0.35, "--label", name)})
+        judge_jury(s, ["good", "weak-a", "weak-b", "weak-c"], round_id="r1")
+        report = jury_report(s, "r1", "gold", folds=5)
+    best = report.best_juror
+    rules = {r.rule: r.accuracy for r in report.rules}
+    assert best.juror == "good" and best.gold_accuracy > 0.85
+    assert rules["dawid-skene"] < best.gold_accuracy - 0.1
+    assert rules["majority"] < best.gold_accuracy - 0.1
+    assert rules["gold-weighted"] >= best.gold_accuracy
+
+
 def test_the_report_sets_each_juror_against_the_people_of_the_round(tmp_path):
     path = unequal_jury(tmp_path)
     truth = truth_of(tmp_path)
