@@ -60,7 +60,7 @@ def judges_add(
     with Store(store) as s:
         judge = add_judge(s, name, backend, parse_key_values(param or [], StoreError), prompt=text)
         if price_in is not None and price_out is not None:
-            from pooling.judging.juries import set_price
+            from pooling.judging.judge_usage import set_price
 
             set_price(s, judge.judge_id, price_in, price_out)
     shown = f", prompt sha256 {judge.prompt_sha256[:12]}" if judge.prompt_sha256 else ""
@@ -109,7 +109,7 @@ def judges_price(
     price_out: Annotated[float, typer.Option(help="Price per million completion tokens.")],
 ) -> None:
     """Set a judge's price (the latest one holds; its sample jurors cost the same)."""
-    from pooling.judging.juries import set_price
+    from pooling.judging.judge_usage import set_price
     from pooling.store import Store
 
     with Store(store) as s:
@@ -136,7 +136,7 @@ def judges_usage(
     import json
 
     from pooling.formats.csv_cells import safe_cell
-    from pooling.judging.juries import judge_usage, usage_by_judge
+    from pooling.judging.judge_usage import judge_usage, usage_by_judge
     from pooling.store import Store
 
     if format not in ("table", "csv", "json"):
@@ -316,7 +316,7 @@ def jury_report_command(
     gold, and majority, Wawa, Dawid-Skene and the gold-weighted rule scored under k-fold
     cross-validation over the gold (never on the gold they were fitted on): does the jury beat
     its best member?"""
-    from pooling.judging.juries import jury_report
+    from pooling.judging.jury_report import jury_report
     from pooling.store import Store
 
     if format not in ("table", "json"):

@@ -1,6 +1,6 @@
 """Juries of model judges: several judges, or one judge asked several times (samples), each
-judging every pair; what their calls cost; their labels aggregated into qrels; and whether
-the jury beats its best member.
+judging every pair, and their labels aggregated into qrels. What their calls cost is
+`pooling.judging.judge_usage`; whether the jury beats its best member, `jury_report`.
 
 A juror is one judge, or one sample of a judge. Sample 1 is the judge itself; samples 2, 3,
 ... are jurors of their own (`JUDGE-sample-N`, an assessor of kind model with the judge's
@@ -22,25 +22,13 @@ the pairs of the named gold version and of the round's own gold version are left
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from itertools import combinations
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
-from pooling.agreement.aggregation import (
-    accuracy,
-    aggregate,
-    cross_validated_labels,
-    gold_weights,
-)
-from pooling.agreement.alpha import alpha_from_counts
+from pooling.agreement.aggregation import aggregate
 from pooling.agreement.errors import AgreementError
-from pooling.agreement.kappa import contingency, kappa_from_confusion
 from pooling.errors import StoreError
 from pooling.judging.history import judge_current
 from pooling.judging.judges import (
@@ -53,15 +41,20 @@ from pooling.judging.judges import (
     judge_round,
     list_judges,
 )
-from pooling.judging.model_rules import crowd_labels, gold_grades, model_params, save_model_outputs
+from pooling.judging.model_rules import (
+    gold_grades,
+    model_params,
+    save_model_outputs,
+    task_id,
+    task_pair,
+)
 from pooling.judging.rounds import get_round
 from pooling.judging.sampled_rounds import is_sampled_round
-from pooling.store.core import Store, utcnow
+from pooling.store.core import Store
 from pooling.store.qrels import QrelsImport, save_qrels
 from pooling.terminal.progress import Progress
 
 JURY_RULES = ("majority", "wawa", "dawid-skene", "gold-weighted")
-_SEP = "\t"  # query_id TAB doc_id as one task id, as pooling.judging.model_rules
 
 
 # -- the jurors ---------------------------------------------------------------------------
@@ -109,7 +102,7 @@ def judge_jury(
 ) -> list[JudgeReport]:
     """Let every juror (each judge, `samples` times) judge a round (`judge_round`) or a list
     of pairs (`judge_pairs`, in `round_id` when given), one juror after the other, each a
-    resumable job of its own; `limit` is per juror. A round whose params name a gold version
+    resumable job of its own; `limit` is per juror (gold pairs included). A round whose params name a gold version
     has its gold pairs (of the round's topics) judged too, so the jury can be measured on
     them. One report per juror, in order."""
     if not judges:
@@ -126,8 +119,10 @@ def judge_jury(
             report = judge_pairs(store, juror.judge_id, pairs, round_id=round_id, **options)
         else:
             report = judge_round(store, juror.judge_id, round_id, **options)
-            if extra:
-                gold = judge_pairs(store, juror.judge_id, extra, round_id=round_id, **options)
+            left = None if limit is None else max(0, limit - report.judged - report.failed)
+            if extra and left != 0:
+                gold = judge_pairs(store, juror.judge_id, extra, round_id=round_id,
+                                   **{**options, "limit": left})
                 _add(report, gold)
         reports.append(report)
     return reports
@@ -153,99 +148,6 @@ def _add(report: JudgeReport, more: JudgeReport) -> None:
         setattr(report, name, getattr(report, name) + getattr(more, name))
     report.seconds += more.seconds
     report.failures.extend(more.failures[:max(0, 5 - len(report.failures))])
-
-
-# -- prices and usage ---------------------------------------------------------------------
-
-
-def set_price(store: Store, judge_name: str, price_in: float, price_out: float) -> None:
-    """Record a judge's price per million prompt (in) and completion (out) tokens; the latest
-    one holds, and a judge's sample jurors cost what the judge does."""
-    for value, which in ((price_in, "--price-in"), (price_out, "--price-out")):
-        if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
-            raise StoreError(f"{which} must be a price of 0 or more per million tokens")
-    judge = get_judge(store, judge_name)
-    with store.transaction() as con:
-        con.execute("INSERT INTO judge_prices VALUES (?, ?, ?, ?)",
-                    [judge.of or judge.judge_id, float(price_in), float(price_out), utcnow()])
-
-
-def judge_prices(store: Store) -> dict[str, tuple[float, float]]:
-    """Each priced judge's latest (price in, price out) per million tokens."""
-    rows = store.con.execute("SELECT judge_id, price_in, price_out FROM judge_prices "
-                             "ORDER BY set_at").fetchall()
-    return {j: (i, o) for j, i, o in rows}
-
-
-@dataclass(frozen=True)
-class JurorUsage:
-    """What one juror's calls to its model used: calls made (answers from the cache are not
-    calls), failures among them, tokens, seconds, and cost when its judge has a price."""
-
-    judge: str  # the judge (a sample juror's judge)
-    juror: str
-    sample: int
-    calls: int
-    failed: int
-    prompt_tokens: int
-    completion_tokens: int
-    seconds: float
-    price_in: float | None = None  # per million prompt tokens
-    price_out: float | None = None  # per million completion tokens
-
-    @property
-    def cost(self) -> float | None:
-        if self.price_in is None or self.price_out is None:
-            return None
-        return (self.prompt_tokens * self.price_in + self.completion_tokens * self.price_out) / 1e6
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "cost": self.cost}
-
-
-def judge_usage(store: Store, round_id: str | None = None,
-                prices: Mapping[str, tuple[float, float]] | None = None) -> list[JurorUsage]:
-    """Per juror with calls (in `round_id` only, when given: calls recorded for it), by judge
-    then sample. prices: judge -> (in, out) per million tokens, over the stored ones."""
-    if round_id is not None:
-        get_round(store, round_id)
-    known = {j.judge_id: j for j in list_judges(store)}
-    priced = {**judge_prices(store), **{_judge_id(store, k): v for k, v in (prices or {}).items()}}
-    rows = store.con.execute(
-        "SELECT judge_id, count(*), count(*) FILTER (WHERE status <> 'ok'), "
-        "coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), "
-        "coalesce(sum(seconds), 0) FROM judge_calls WHERE (?::VARCHAR IS NULL OR round_id = ?) "
-        "GROUP BY judge_id", [round_id, round_id]).fetchall()
-    out = []
-    for juror, calls, failed, tokens_in, tokens_out, seconds in rows:
-        judge = known.get(juror)
-        parent = (judge.of if judge is not None else None) or juror
-        price = priced.get(parent, (None, None))
-        out.append(JurorUsage(parent, juror, (judge.sample if judge is not None else None) or 1,
-                              calls, failed, int(tokens_in), int(tokens_out), float(seconds),
-                              *price))
-    return sorted(out, key=lambda u: (u.judge, u.sample))
-
-
-def usage_by_judge(usage: Sequence[JurorUsage]) -> list[JurorUsage]:
-    """Each judge's jurors summed (juror "all", sample 0), in the order of `usage`."""
-    totals: dict[str, JurorUsage] = {}
-    for u in usage:
-        t = totals.get(u.judge)
-        if t is None:
-            totals[u.judge] = JurorUsage(u.judge, "all", 0, u.calls, u.failed, u.prompt_tokens,
-                                         u.completion_tokens, u.seconds, u.price_in, u.price_out)
-        else:
-            totals[u.judge] = JurorUsage(u.judge, "all", 0, t.calls + u.calls, t.failed + u.failed,
-                                         t.prompt_tokens + u.prompt_tokens,
-                                         t.completion_tokens + u.completion_tokens,
-                                         t.seconds + u.seconds, t.price_in, t.price_out)
-    return list(totals.values())
-
-
-def _judge_id(store: Store, name: str) -> str:
-    judge = get_judge(store, name)
-    return judge.of or judge.judge_id
 
 
 # -- the jury's labels and qrels ----------------------------------------------------------
@@ -284,7 +186,7 @@ def jury_labels(store: Store, round_id: str, jurors: Sequence[str],
     """The jurors' current judgments in the round as a labels table: worker (juror), task
     (query_id TAB doc_id), label (mapped by judge_grades where given)."""
     mapping = dict(judge_grades or {})
-    rows = [(j, f"{q}{_SEP}{d}", mapping.get(g, g))
+    rows = [(j, task_id(q, d), mapping.get(g, g))
             for j in jurors for (q, d), (g, _, _) in sorted(judge_current(store, j, round_id).items())]
     return pa.table({"worker": pa.array([r[0] for r in rows], pa.string()),
                      "task": pa.array([r[1] for r in rows], pa.string()),
@@ -331,7 +233,7 @@ def derive_jury_qrels(store: Store, rule: str, name: str, *, round_id: str,
     if tasks.num_rows == 0:
         raise StoreError(f"the jury of round {round_id!r} judged no pair outside the gold; "
                          "there is nothing to derive qrels from")
-    pairs = [t.split(_SEP, 1) for t in tasks["task"].to_pylist()]
+    pairs = [task_pair(t) for t in tasks["task"].to_pylist()]
     table = pa.table({"query_id": pa.array([q for q, _ in pairs], pa.string()),
                       "doc_id": pa.array([d for _, d in pairs], pa.string()),
                       "relevance": tasks["label"], "posterior": tasks["posterior"]}
@@ -347,182 +249,3 @@ def derive_jury_qrels(store: Store, rule: str, name: str, *, round_id: str,
                            relevance_level=relevance_level, params=params, judges=ids)
         save_model_outputs(store, name, table, result)
     return saved
-
-
-# -- the jury report ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class JurorFigures:
-    """One juror against the gold and against the round's people."""
-
-    juror: str
-    pairs: int  # pairs it judged in the round
-    gold_pairs: int  # of those, gold pairs
-    gold_accuracy: float  # on every gold pair the jury judged (a pair it did not: wrong)
-    gold_binary_accuracy: float
-    gold_kappa: float
-    people_pairs: int  # pairs it shares with the people's majority
-    people_accuracy: float
-    people_kappa: float
-    weight: float  # its weight in the gold-weighted rule fitted on all the gold
-
-
-@dataclass(frozen=True)
-class RuleFigures:
-    """An aggregation rule over the jury, scored under cross-validation over the gold."""
-
-    rule: str
-    accuracy: float
-    binary_accuracy: float
-
-
-@dataclass
-class JuryReport:
-    """Agreement among a round's jurors, each against people and gold, and the aggregation
-    rules under k-fold cross-validation over the gold (`jury_report`)."""
-
-    round_id: str
-    gold: str
-    folds: int
-    relevance_level: int
-    jurors: list[JurorFigures]
-    pairwise: list[tuple[str, str, int, float]]  # (juror, juror, shared pairs, kappa)
-    alpha_nominal: float
-    alpha_ordinal: float
-    gold_pairs: int  # gold pairs the jury judged: the ones every accuracy is measured on
-    rules: list[RuleFigures] = field(default_factory=list)
-
-    @property
-    def best_juror(self) -> JurorFigures:
-        return max(self.jurors, key=lambda j: (j.gold_accuracy, j.gold_binary_accuracy))
-
-    @property
-    def verdict(self) -> str:
-        """One sentence: does the gold-weighted jury beat its best member under CV?"""
-        best = self.best_juror
-        rule = next(r for r in self.rules if r.rule == "gold-weighted")
-        if rule.accuracy > best.gold_accuracy:
-            how = "beats"
-        elif rule.accuracy == best.gold_accuracy:
-            how = "equals"
-        else:
-            how = "falls below"
-        return (f"the gold-weighted jury ({rule.accuracy:.3f}, {self.folds}-fold CV over "
-                f"{self.gold_pairs:,} gold pairs) {how} its best member {best.juror} "
-                f"({best.gold_accuracy:.3f})")
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"round": self.round_id, "gold": self.gold, "folds": self.folds,
-                "relevance_level": self.relevance_level, "gold_pairs": self.gold_pairs,
-                "jurors": [asdict(j) for j in self.jurors],
-                "pairwise": [{"a": a, "b": b, "pairs": n, "kappa": k}
-                             for a, b, n, k in self.pairwise],
-                "alpha_nominal": self.alpha_nominal, "alpha_ordinal": self.alpha_ordinal,
-                "rules": [asdict(r) for r in self.rules], "best_juror": self.best_juror.juror,
-                "verdict": self.verdict}
-
-    def to_json(self) -> str:
-        return json.dumps(self.as_dict(), indent=2, default=_nan_none)
-
-
-def _nan_none(value: Any) -> Any:
-    return None
-
-
-def jury_report(store: Store, round_id: str, gold: str, *, jurors: Sequence[str] | None = None,
-                folds: int = 5, seed: int = 0, relevance_level: int = 1) -> JuryReport:
-    """The jury of a round measured: pairwise Cohen's kappa and Krippendorff's alpha among
-    the jurors; each juror's accuracy and kappa against the gold and against the people's
-    majority of the round (ties to the lower grade); and each rule of JURY_RULES scored on
-    the gold pairs the jury judged, each pair labelled by a model seeded with the gold of
-    the other folds only (`cross_validated_labels`), never with its own."""
-    ids = round_jurors(store, round_id, jurors)
-    labels = jury_labels(store, round_id, ids)
-    gold_map = gold_grades(store, gold)
-    tasks_judged = set(labels["task"].to_pylist())
-    judged_gold = {t: g for t, g in gold_map.items() if t in tasks_judged}
-    if len(judged_gold) < max(folds, 2):
-        raise StoreError(f"the jury of round {round_id!r} judged {len(judged_gold)} pair(s) of "
-                         f"gold version {gold!r}; {folds}-fold cross-validation needs {folds} or "
-                         "more: put gold pairs in the round (or lower --folds)")
-    by_juror = _labels_by_worker(labels)
-    people = _people_majority(store, round_id)
-    weights = {w: x for w, x in zip(*(gold_weights(labels, judged_gold).column(c).to_pylist()
-                                      for c in ("worker", "weight")), strict=True)}
-    figures = []
-    for juror in ids:
-        mine = by_juror.get(juror, {})
-        g = _compare(mine, judged_gold)
-        p = _compare(mine, people)
-        figures.append(JurorFigures(
-            juror, len(mine), g[0], accuracy(mine, judged_gold),
-            accuracy(mine, judged_gold, binary_threshold=relevance_level), g[2], p[0], p[1], p[2],
-            weights.get(juror, 0.0)))
-    pairwise = []
-    for a, b in combinations(ids, 2):
-        n, _, kappa = _compare(by_juror.get(a, {}), by_juror.get(b, {}))
-        pairwise.append((a, b, n, kappa))
-    nominal, ordinal = _alphas(by_juror)
-    report = JuryReport(round_id, store.resolve_qrels(gold), folds, relevance_level, figures,
-                        pairwise, nominal, ordinal, len(judged_gold))
-    for rule in JURY_RULES:
-        try:
-            predicted = cross_validated_labels(labels, rule, judged_gold, folds=folds, seed=seed)
-        except AgreementError as exc:
-            raise StoreError(f"rule {rule!r}: {exc}") from exc
-        report.rules.append(RuleFigures(
-            rule, accuracy(predicted, judged_gold),
-            accuracy(predicted, judged_gold, binary_threshold=relevance_level)))
-    return report
-
-
-def _labels_by_worker(labels: pa.Table) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for w, t, g in zip(*(labels[c].to_pylist() for c in ("worker", "task", "label")), strict=True):
-        out.setdefault(w, {})[t] = g
-    return out
-
-
-def _people_majority(store: Store, round_id: str) -> dict[str, int]:
-    """The people's majority grade per task of the round (ties to the lower grade)."""
-    votes: dict[str, list[int]] = {}
-    people = crowd_labels(store, round_id)
-    for t, g in zip(people["task"].to_pylist(), people["label"].to_pylist(), strict=True):
-        votes.setdefault(t, []).append(g)
-    out = {}
-    for t, grades in votes.items():
-        counts = {g: grades.count(g) for g in grades}
-        top = max(counts.values())
-        out[t] = min(g for g, c in counts.items() if c == top)
-    return out
-
-
-def _compare(mine: Mapping[str, int], theirs: Mapping[str, int]) -> tuple[int, float, float]:
-    """(shared tasks, share equal, Cohen's kappa) of two label sets on the tasks both have."""
-    shared = sorted(set(mine) & set(theirs))
-    if not shared:
-        return 0, math.nan, math.nan
-    x = np.array([mine[t] for t in shared], dtype=np.int64)
-    y = np.array([theirs[t] for t in shared], dtype=np.int64)
-    scale = np.unique(np.concatenate([x, y]))
-    kappa = kappa_from_confusion(contingency(x, y, scale)) if len(scale) > 1 else math.nan
-    return len(shared), float((x == y).mean()), float(kappa)
-
-
-def _alphas(by_juror: Mapping[str, Mapping[str, int]]) -> tuple[float, float]:
-    """Krippendorff's alpha (nominal, ordinal) over the tasks two jurors or more judged."""
-    tasks = sorted({t for labels in by_juror.values() for t in labels})
-    scale = np.unique([g for labels in by_juror.values() for g in labels.values()])
-    if len(scale) < 2:
-        return math.nan, math.nan
-    counts = np.zeros((len(tasks), len(scale)), dtype=np.int64)
-    index = {t: i for i, t in enumerate(tasks)}
-    for labels in by_juror.values():
-        for t, g in labels.items():
-            counts[index[t], np.searchsorted(scale, g)] += 1
-    counts = counts[counts.sum(axis=1) >= 2]
-    if len(counts) == 0:
-        return math.nan, math.nan
-    return (float(alpha_from_counts(counts, scale, level="nominal")),
-            float(alpha_from_counts(counts, scale, level="ordinal")))

@@ -31,6 +31,17 @@ MODEL_RULES = ("wawa", "dawid-skene", "gold-weighted")
 _SEP = "\t"  # query_id TAB doc_id as one task id: TREC ids never hold a tab
 
 
+def task_id(query_id: str, doc_id: str) -> str:
+    """A pair as one task id of a labels table: query_id TAB doc_id."""
+    return f"{query_id}{_SEP}{doc_id}"
+
+
+def task_pair(task: str) -> tuple[str, str]:
+    """A task id's (query_id, doc_id)."""
+    query_id, doc_id = task.split(_SEP, 1)
+    return query_id, doc_id
+
+
 def crowd_labels(store: Store, round_id: str | None) -> pa.Table:
     """People's current judgments as a labels table: worker, task (query_id TAB doc_id), label."""
     table = effective_judgments(store, round_id)
