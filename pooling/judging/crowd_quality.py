@@ -1,0 +1,191 @@
+"""Each worker's quality in a crowd round, read from the store: their current answers against
+the round's gold version (`pooling.agreement.worker_quality` computes the figures), and the
+organiser's decisions taken on them (`pooling.judging.worker_decisions` records them).
+
+A worker's current answer to a pair is the replay of their history (`history.replay`): a
+grade or another answer ("unjudgeable": any kind but judge and retract) is pushed, a retract
+takes back the latest. A subtopic round's pair counts once, by its highest grade.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pooling.agreement.worker_quality import (
+    FIELDS,
+    MEASURES,
+    MIN_GOLD,
+    WorkerQuality,
+    below_bar,
+    worker_quality,
+)
+from pooling.errors import StoreError
+from pooling.formats.csv_cells import safe_cell
+from pooling.judging.history import replay
+from pooling.judging.rounds import get_round
+from pooling.judging.worker_decisions import Decision, current_decisions, record_decisions
+from pooling.store.core import Store
+
+ANSWERS_SCHEMA = pa.schema([("assessor_id", pa.string()), ("query_id", pa.string()),
+                            ("doc_id", pa.string()), ("kind", pa.string()),
+                            ("grade", pa.int64()), ("seconds", pa.float64())])
+# Each person's judgments in the round, with how many events their (pair, subtopic) has: a
+# pair judged once needs no replay, so the common case stays in Arrow.
+_EVENTS = """
+    SELECT assessor_id, query_id, doc_id, subtopic, kind, grade, seconds, seq,
+           count(*) OVER (PARTITION BY assessor_id, query_id, doc_id, subtopic) AS events
+    FROM judgments
+    WHERE round_id = ?
+      AND assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE kind = 'model')"""
+
+# --sort: a key -> the figure it orders by.
+SORT_KEYS = {"worker": "assessor_id", "answers": "answers", "unjudgeable": "unjudgeable",
+             "gold": "gold_answered", "accuracy": "accuracy", "binary": "binary",
+             "kappa": "kappa", "agreement": "agreement", "seconds": "median_seconds"}
+
+
+@dataclass(frozen=True)
+class QualityReport:
+    """A round's workers and their figures against a gold version, with each one's decision."""
+
+    round_id: str
+    gold: str
+    min_gold: int
+    threshold: int
+    workers: list[WorkerQuality]
+    decisions: dict[str, str]  # assessor_id -> flag | withdraw | clear (latest)
+
+    def decision_of(self, assessor_id: str) -> str:
+        """The worker's standing decision ("" when none, or cleared)."""
+        d = self.decisions.get(assessor_id, "")
+        return "" if d == "clear" else d
+
+    def sorted(self, key: str = "worker", *, descending: bool = False) -> list[WorkerQuality]:
+        """The workers ordered by one of `SORT_KEYS` (ties by worker); a worker without the
+        figure (too few gold answers) comes last either way."""
+        if key not in SORT_KEYS:
+            raise StoreError(f"cannot sort by {key!r}; use one of {', '.join(SORT_KEYS)}")
+        field = SORT_KEYS[key]
+        by_name = sorted(self.workers, key=lambda q: q.assessor_id)
+        known = [q for q in by_name if getattr(q, field) is not None]
+        unknown = [q for q in by_name if getattr(q, field) is None]
+        return sorted(known, key=lambda q: getattr(q, field), reverse=descending) + unknown
+
+    def rows(self, key: str = "worker", *, descending: bool = False) -> list[dict]:
+        """One dict per worker: every figure, and their standing decision."""
+        return [{**asdict(q), "decision": self.decision_of(q.assessor_id)}
+                for q in self.sorted(key, descending=descending)]
+
+    def to_csv(self, key: str = "worker", *, descending: bool = False) -> str:
+        """One row per worker; a figure not shown yet is an empty cell."""
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow([*FIELDS, "decision"])
+        for row in self.rows(key, descending=descending):
+            writer.writerow([safe_cell(v) if isinstance(v, str) else "" if v is None else v
+                             for v in row.values()])
+        return buf.getvalue()
+
+    def to_json(self, key: str = "worker", *, descending: bool = False) -> str:
+        """The report as JSON: round, gold, min_gold, threshold, and the workers' rows."""
+        return json.dumps({"round_id": self.round_id, "gold": self.gold,
+                           "min_gold": self.min_gold, "threshold": self.threshold,
+                           "workers": self.rows(key, descending=descending)}, indent=2) + "\n"
+
+
+def round_answers(store: Store, round_id: str) -> pa.Table:
+    """Each person's current answer per pair in a round: assessor_id, query_id, doc_id, kind
+    ("judge" or the kind of a non-grade answer), grade (NULL unless judge), seconds."""
+    singles = store.arrow(
+        "single answers",
+        f"SELECT assessor_id, query_id, doc_id, subtopic, kind, grade, seconds FROM ({_EVENTS}) "
+        "WHERE events = 1 AND kind <> 'retract'", [round_id])
+    rows = store.con.execute(
+        f"SELECT assessor_id, query_id, doc_id, subtopic, kind, grade, seconds FROM ({_EVENTS}) "
+        "WHERE events > 1 ORDER BY seq", [round_id]).fetchall()
+    events: dict[tuple, list[tuple[str, tuple]]] = {}
+    for a, q, d, sub, kind, grade, seconds in rows:
+        events.setdefault((a, q, d, sub), []).append(
+            ("retract" if kind == "retract" else "judge", (kind, grade, seconds)))
+    replayed = [(*ident, *left) for ident, pair_events in events.items()
+                if (left := replay(pair_events)) is not None]
+    names = ["assessor_id", "query_id", "doc_id", "subtopic", "kind", "grade", "seconds"]
+    more = pa.table({n: [r[i] for r in replayed] for i, n in enumerate(names)},
+                    schema=singles.schema)
+    table = pa.concat_tables([singles, more])
+    if pc.any(pc.is_valid(table["subtopic"])).as_py():
+        table = _one_per_pair(table)
+    return table.select(ANSWERS_SCHEMA.names).cast(ANSWERS_SCHEMA)
+
+
+def _one_per_pair(table: pa.Table) -> pa.Table:
+    """A subtopic round's answers, one per worker and pair: its highest grade (a grade before
+    any other answer), the seconds spent on all its subtopics."""
+    grouped = table.group_by(["assessor_id", "query_id", "doc_id"]).aggregate(
+        [("kind", "min"), ("grade", "max"), ("seconds", "sum")])  # "judge" sorts first
+    return pa.table({"assessor_id": grouped["assessor_id"], "query_id": grouped["query_id"],
+                     "doc_id": grouped["doc_id"], "kind": grouped["kind_min"],
+                     "grade": grouped["grade_max"], "seconds": grouped["seconds_sum"]})
+
+
+def gold_version(store: Store, round_id: str, gold: str | None = None) -> str:
+    """The gold version to measure a round's workers by: `gold`, else the round's own."""
+    chosen = gold or get_round(store, round_id).params.get("gold")
+    if not chosen:
+        raise StoreError(f"round {round_id!r} names no gold version; give one with --gold "
+                         "VERSION (a qrels version whose pairs are known answers)")
+    if chosen not in store.qrels_versions():
+        raise StoreError(f"no qrels version {chosen!r} in the store to use as gold; import it "
+                         "with `pooling import qrels FILE --name NAME`")
+    return chosen
+
+
+def round_quality(store: Store, round_id: str, *, gold: str | None = None,
+                  min_gold: int = MIN_GOLD, threshold: int = 1) -> QualityReport:
+    """Every worker's figures in a round against its gold version (see `worker_quality`)."""
+    rnd = get_round(store, round_id)
+    version = gold_version(store, round_id, gold)
+    answers = round_answers(store, round_id)
+    truth = store.arrow("gold grades", "SELECT query_id, doc_id, relevance FROM qrels "
+                        "WHERE version = ?", [version])
+    workers = worker_quality(answers, truth, threshold=threshold, min_gold=min_gold,
+                             grades=rnd.grades)
+    return QualityReport(round_id, version, min_gold, threshold, workers,
+                         current_decisions(store, round_id))
+
+
+def flag_below(store: Store, round_id: str, bar: float, *, measure: str = "accuracy",
+               withdraw: bool = False, reason: str | None = None, gold: str | None = None,
+               min_gold: int = MIN_GOLD, decided_by: str | None = None
+               ) -> list[WorkerQuality]:
+    """Flag (or withdraw) every worker whose `measure` is confidently below `bar` (the upper
+    bound of its 95% interval is below it), recording each one's figure; those workers.
+    Workers already under the same decision are left as they are."""
+    if measure not in MEASURES:
+        raise StoreError(f"unknown measure {measure!r}; use one of {', '.join(MEASURES)}")
+    report = round_quality(store, round_id, gold=gold, min_gold=min_gold)
+    decision = "withdraw" if withdraw else "flag"
+    chosen = [q for q in below_bar(report.workers, measure, bar)
+              if report.decisions.get(q.assessor_id) != decision]
+    if chosen:
+        record_decisions(
+            store, round_id, [q.assessor_id for q in chosen],
+            Decision(decision, reason or f"{measure} below {bar:g} on gold {report.gold}",
+                     measure=measure, bar=bar, decided_by=decided_by),
+            values={q.assessor_id: q.figure(measure)[0] for q in chosen})
+    return chosen
+
+
+def decide(store: Store, round_id: str, workers: Sequence[str], decision: str, *,
+           reason: str, decided_by: str | None = None) -> int:
+    """Record one decision (flag, withdraw, clear) about named workers of a round."""
+    get_round(store, round_id)
+    return record_decisions(store, round_id, workers,
+                            Decision(decision, reason, decided_by=decided_by))
