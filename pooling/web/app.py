@@ -126,6 +126,8 @@ ROUTES = [
     EncodedRoute("/rounds/{round_id}/topics/{query_id}/docs/{doc_id:path}", a.document),
     Route("/organiser", o.overview),
     EncodedRoute("/organiser/rounds/{round_id}", o.round_page),
+    EncodedRoute("/organiser/rounds/{round_id}/workers", o.workers_page),
+    EncodedRoute("/organiser/rounds/{round_id}/workers", o.decide_workers, methods=["POST"]),
     Route("/organiser/rounds", o.new_round, methods=["POST"]),
     Route("/organiser/people", o.add_person, methods=["POST"]),
     EncodedRoute("/organiser/people/{assessor_id}/revoke", o.revoke_person, methods=["POST"]),
