@@ -25,7 +25,6 @@ Answers without a grade count in `answers` and `unjudgeable`, never in a figure.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 
@@ -88,16 +87,30 @@ def wilson_interval(successes: np.ndarray, n: np.ndarray, z: float = Z95
 
 
 def kappa_interval(counts: np.ndarray, z: float = Z95) -> tuple[float, float, float]:
-    """(kappa, low, high) from a confusion matrix: Cohen's kappa, and the Wilson interval of
+    """(kappa, low, high) from one confusion matrix: Cohen's kappa, and the Wilson interval of
     the observed agreement po mapped through kappa = (po - pe) / (1 - pe) with the chance
     agreement pe held fixed; nan when kappa is undefined."""
     kappa = kappa_from_confusion(counts)
-    n = float(counts.sum())
-    if math.isnan(kappa) or n == 0:
-        return kappa, math.nan, math.nan
-    pe = float(np.sum(counts.sum(axis=1) * counts.sum(axis=0))) / (n * n)
-    low, high = wilson_interval(np.array([np.trace(counts)]), np.array([n]), z)
-    return kappa, max(-1.0, (low[0] - pe) / (1 - pe)), min(1.0, (high[0] - pe) / (1 - pe))
+    (_, low, high) = (v[0] for v in kappa_intervals(np.asarray(counts)[None], z))
+    return kappa, float(low), float(high)
+
+
+def kappa_intervals(confusions: np.ndarray, z: float = Z95
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`kappa_interval` of a stack of confusion matrices (W × K × K) at once: (kappa, low,
+    high) arrays, nan where kappa is undefined (no pairs, or all in one grade on both sides)."""
+    c = np.asarray(confusions, dtype=np.float64)
+    n = c.sum(axis=(1, 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        agreeing = np.trace(c, axis1=1, axis2=2)
+        po = agreeing / n
+        pe = np.einsum("wi,wi->w", c.sum(axis=2), c.sum(axis=1)) / (n * n)
+        defined = (n > 0) & (pe < 1)
+        kappa = np.where(defined, (po - pe) / (1 - pe), np.nan)
+        low, high = wilson_interval(agreeing, n, z)
+        low = np.where(defined, np.maximum(-1.0, (low - pe) / (1 - pe)), np.nan)
+        high = np.where(defined, np.minimum(1.0, (high - pe) / (1 - pe)), np.nan)
+    return kappa, low, high
 
 
 def _codes(*columns: pa.ChunkedArray | pa.Array) -> list[np.ndarray]:
@@ -111,6 +124,16 @@ def _codes(*columns: pa.ChunkedArray | pa.Array) -> list[np.ndarray]:
         out.append(codes[start:start + len(c)])
         start += len(c)
     return out
+
+
+def _scale(grades: Sequence[int] | None, *seen: np.ndarray) -> np.ndarray:
+    """The sorted grades of the scale and of every grade seen (small integers: counted, not
+    sorted)."""
+    values = np.concatenate([np.asarray(grades or [], dtype=np.int64), *seen])
+    if len(values) == 0:
+        return values
+    low = values.min()
+    return np.flatnonzero(np.bincount(values - low)) + low
 
 
 def _pair_codes(answers: pa.Table, gold: pa.Table) -> tuple[np.ndarray, np.ndarray]:
@@ -131,10 +154,6 @@ def _gold_of(pair: np.ndarray, gold_pair: np.ndarray, gold_grade: np.ndarray
     at = np.minimum(np.searchsorted(sorted_pairs, pair), len(sorted_pairs) - 1)
     on_gold = sorted_pairs[at] == pair
     return on_gold, np.where(on_gold, sorted_grades[at], 0)
-
-
-def _none(value: float) -> float | None:
-    return None if value is None or math.isnan(value) else float(value)
 
 
 def worker_quality(
@@ -184,8 +203,7 @@ def worker_quality(
                          minlength=n_workers)
     acc_low, acc_high = wilson_interval(exact, n_gold)
     bin_low, bin_high = wilson_interval(binary, n_gold)
-    scale = np.unique(np.concatenate([np.asarray(grades or [], dtype=np.int64),
-                                      grade[graded], truth[scored]]))
+    scale = _scale(grades, grade[graded], truth[scored])
     k = len(scale)
     confusion = np.zeros((n_workers, k, k), dtype=np.int64)
     np.add.at(confusion, (worker[scored], np.searchsorted(scale, truth[scored]),
@@ -223,18 +241,26 @@ def worker_quality(
         for w in np.flatnonzero(ends > starts):
             medians[w] = float(np.median(s_t[starts[w]:ends[w]]))
 
-    out = []
-    for w in range(n_workers):
-        n = int(n_gold[w])
-        shown = n >= min_gold
-        kappa = kappa_interval(confusion[w]) if shown else (math.nan,) * 3
-        figures = (exact[w] / n, acc_low[w], acc_high[w], binary[w] / n, bin_low[w],
-                   bin_high[w], *kappa) if shown else (math.nan,) * 9
-        out.append(WorkerQuality(
-            names[w], int(total[w]), int(ungraded[w]), n, int(gold_ungraded[w]),
-            *(_none(v) for v in figures), _none(medians[w]), int(shared[w]),
-            _none(agreeing[w] / shared[w]) if shared[w] else None))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shown = n_gold >= min_gold
+        figures = [np.where(shown, column, np.nan) for column in (
+            exact / n_gold, acc_low, acc_high, binary / n_gold, bin_low, bin_high,
+            *kappa_intervals(confusion))]
+        agreement = np.where(shared > 0, agreeing / shared, np.nan)
+    columns = [np.asarray(c, dtype=object) for c in (*figures, medians, agreement)]
+    for c in columns:
+        c[pd_isnan(c)] = None
+    figure_rows = list(zip(*columns[:9], strict=True))
+    out = [WorkerQuality(names[w], int(total[w]), int(ungraded[w]), int(n_gold[w]),
+                         int(gold_ungraded[w]), *figure_rows[w], columns[9][w], int(shared[w]),
+                         columns[10][w])
+           for w in range(n_workers)]
     return sorted(out, key=lambda q: q.assessor_id)
+
+
+def pd_isnan(values: np.ndarray) -> np.ndarray:
+    """Which cells of an object array of floats are nan."""
+    return np.array([v != v for v in values], dtype=bool)
 
 
 def pc_equal(column: pa.ChunkedArray, value: str) -> np.ndarray:

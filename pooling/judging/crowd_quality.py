@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -36,15 +37,16 @@ from pooling.store.core import Store
 ANSWERS_SCHEMA = pa.schema([("assessor_id", pa.string()), ("query_id", pa.string()),
                             ("doc_id", pa.string()), ("kind", pa.string()),
                             ("grade", pa.int64()), ("seconds", pa.float64())])
-# Each person's judgments in the round, with how many events their (pair, subtopic) has: a
-# pair judged once needs no replay, so the common case stays in Arrow.
-_EVENTS = """
+# Each person's judgments in the round (automatic judges are measured elsewhere). `ident`
+# hashes what a replay groups by: a pair with one event needs no replay, and a collision
+# only sends two pairs through the replay, which groups by the ids themselves.
+_JUDGMENTS = """
     SELECT assessor_id, query_id, doc_id, subtopic, kind, grade, seconds, seq,
-           count(*) OVER (PARTITION BY assessor_id, query_id, doc_id, subtopic) AS events
+           hash(assessor_id, query_id, doc_id, subtopic) AS ident
     FROM judgments
     WHERE round_id = ?
       AND assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE kind = 'model')"""
-
+_IDENT = ("assessor_id", "query_id", "doc_id", "subtopic")
 # --sort: a key -> the figure it orders by.
 SORT_KEYS = {"worker": "assessor_id", "answers": "answers", "unjudgeable": "unjudgeable",
              "gold": "gold_answered", "accuracy": "accuracy", "binary": "binary",
@@ -103,26 +105,32 @@ class QualityReport:
 def round_answers(store: Store, round_id: str) -> pa.Table:
     """Each person's current answer per pair in a round: assessor_id, query_id, doc_id, kind
     ("judge" or the kind of a non-grade answer), grade (NULL unless judge), seconds."""
-    singles = store.arrow(
-        "single answers",
-        f"SELECT assessor_id, query_id, doc_id, subtopic, kind, grade, seconds FROM ({_EVENTS}) "
-        "WHERE events = 1 AND kind <> 'retract'", [round_id])
-    rows = store.con.execute(
-        f"SELECT assessor_id, query_id, doc_id, subtopic, kind, grade, seconds FROM ({_EVENTS}) "
-        "WHERE events > 1 ORDER BY seq", [round_id]).fetchall()
+    every = store.arrow("round judgments", _JUDGMENTS, [round_id])
+    once = _judged_once(every)
+    # A pair judged once needs no replay, so the common case stays in Arrow.
+    grade_or_answer = pc.not_equal(every["kind"], "retract").to_numpy(zero_copy_only=False)
+    singles = every.filter(pa.array(once & grade_or_answer)).drop_columns(["seq", "ident"])
     events: dict[tuple, list[tuple[str, tuple]]] = {}
-    for a, q, d, sub, kind, grade, seconds in rows:
-        events.setdefault((a, q, d, sub), []).append(
-            ("retract" if kind == "retract" else "judge", (kind, grade, seconds)))
+    for r in every.filter(pa.array(~once)).sort_by("seq").to_pylist():
+        events.setdefault(tuple(r[c] for c in _IDENT), []).append(
+            ("retract" if r["kind"] == "retract" else "judge",
+             (r["kind"], r["grade"], r["seconds"])))
     replayed = [(*ident, *left) for ident, pair_events in events.items()
                 if (left := replay(pair_events)) is not None]
-    names = ["assessor_id", "query_id", "doc_id", "subtopic", "kind", "grade", "seconds"]
-    more = pa.table({n: [r[i] for r in replayed] for i, n in enumerate(names)},
+    more = pa.table({n: [r[i] for r in replayed] for i, n in enumerate(singles.column_names)},
                     schema=singles.schema)
     table = pa.concat_tables([singles, more])
     if pc.any(pc.is_valid(table["subtopic"])).as_py():
         table = _one_per_pair(table)
     return table.select(ANSWERS_SCHEMA.names).cast(ANSWERS_SCHEMA)
+
+
+def _judged_once(table: pa.Table) -> np.ndarray:
+    """Which rows are the only event of their (assessor, topic, document, subtopic), told by
+    the hash of the four (see `_JUDGMENTS`)."""
+    ident = table["ident"].to_numpy()
+    _, inverse, counts = np.unique(ident, return_inverse=True, return_counts=True)
+    return counts[inverse] == 1
 
 
 def _one_per_pair(table: pa.Table) -> pa.Table:

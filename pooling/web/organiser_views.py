@@ -93,9 +93,25 @@ def _workers(store, round_id: str, gold: str | None, sort: str, descending: bool
     except PoolingError as exc:
         data["problem"] = str(exc)
         return data
-    data.update(report=report, gold=report.gold,
-                workers=report.sorted(sort, descending=descending))
+    data.update(report=report, gold=report.gold, rows=[
+        _worker_cells(q, report.decision_of(q.assessor_id))
+        for q in report.sorted(sort, descending=descending)])
     return data
+
+
+def _worker_cells(q, decision: str) -> tuple[str, ...]:
+    """A worker's row of the Workers page as text: id, decision, counts, each figure and its
+    interval ("—" and "" before enough gold answers), agreement and the pairs it is on."""
+    def figure(measure: str) -> tuple[str, str]:
+        value, low, high = q.figure(measure)
+        return ("—", "") if value is None else (f"{value:.3f}", f"[{low:.2f}, {high:.2f}]")
+
+    shown = {"withdraw": "withdrawn", "flag": "flagged"}.get(decision, "")
+    return (q.assessor_id, shown, str(q.answers), str(q.unjudgeable), str(q.gold_answered),
+            *figure("accuracy"), *figure("binary"), *figure("kappa"),
+            "—" if q.agreement is None else f"{q.agreement:.3f}",
+            f"({q.shared})" if q.shared else "",
+            "—" if q.median_seconds is None else f"{q.median_seconds:.1f}")
 
 
 async def workers_page(request: Request) -> Response:
