@@ -85,12 +85,12 @@ def main() -> None:
                         / "bench_crowd_quality.duckdb")
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO / "tests/web"))
-    from inprocess import app_on, client
+    from starlette.testclient import TestClient
 
     from pooling.judging.assessors import issue_token
     from pooling.judging.crowd_quality import round_quality
     from pooling.store import Store
+    from pooling.web.app import create_app
 
     if not args.store.exists():
         start = time.perf_counter()
@@ -105,8 +105,9 @@ def main() -> None:
               f"{sum(q.gold_answered >= report.min_gold for q in report.workers)} with figures "
               "on gold")
         library = median_ms(lambda: round_quality(s, ROUND, gold=GOLD).to_csv(), args.repeat)
-    with app_on(args.store) as app:
-        browser = client(app)
+    with Store(args.store) as s:
+        app = create_app(s)
+        browser = TestClient(app, follow_redirects=False)
         assert browser.get("/login", params={"token": token}).status_code == 303
         url = f"/organiser/rounds/{ROUND}/workers?gold={GOLD}&sort=accuracy"
 
@@ -116,6 +117,7 @@ def main() -> None:
                 report.workers)
 
         page_ms = median_ms(page, args.repeat)
+        app.close()
     command = [sys.executable, "-m", "pooling", "crowd", "quality", str(args.store), "--round",
                ROUND, "--gold", GOLD, "--format", "csv"]
     process_ms = median_ms(lambda: subprocess.run(command, check=True, capture_output=True),

@@ -108,3 +108,14 @@ def test_decisions_posted_from_the_page_are_recorded_and_keep_every_judgment(cro
     assert '"bob","clear","appealed"' in lines[2]
     history = org.get("/organiser/judgments.csv").text
     assert history.count('"bob"') == 4  # three grades and the unjudgeable answer, all kept
+
+
+def test_the_derive_form_offers_the_aggregation_rules_and_derives_with_one(crowd, launch):
+    org = login(launch(crowd.path).url, crowd.tokens["org"])
+    page = org.get("/organiser").text
+    assert "<option>wawa</option>" in page and "<option>dawid-skene</option>" in page
+    done = org.post("/organiser/qrels", data={"csrf": csrf(page), "rule": "dawid-skene",
+                                              "name": "ds", "round": "r1"})
+    assert done.status_code == 303
+    assert "qrels version ds" in org.get(done.headers["location"]).text
+    assert 'href="/organiser/qrels/ds"' in org.get("/organiser").text
