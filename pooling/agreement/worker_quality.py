@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pooling.agreement.errors import AgreementError
 from pooling.agreement.kappa import kappa_from_confusion
@@ -182,7 +183,7 @@ def worker_quality(
     worker = worker_names.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     n_workers = len(names)
     pair, gold_pair = _pair_codes(answers, gold)
-    graded = np.asarray(pc_equal(answers["kind"], "judge"), dtype=bool)
+    graded = np.asarray(_equals(answers["kind"], "judge"), dtype=bool)
     grade = answers["grade"].to_numpy(zero_copy_only=False)
     graded &= ~np.isnan(grade.astype(np.float64))
     grade = np.where(graded, np.nan_to_num(grade.astype(np.float64)), 0).astype(np.int64)
@@ -247,9 +248,7 @@ def worker_quality(
             exact / n_gold, acc_low, acc_high, binary / n_gold, bin_low, bin_high,
             *kappa_intervals(confusion))]
         agreement = np.where(shared > 0, agreeing / shared, np.nan)
-    columns = [np.asarray(c, dtype=object) for c in (*figures, medians, agreement)]
-    for c in columns:
-        c[pd_isnan(c)] = None
+    columns = [_floats_or_none(c) for c in (*figures, medians, agreement)]
     figure_rows = list(zip(*columns[:9], strict=True))
     out = [WorkerQuality(names[w], int(total[w]), int(ungraded[w]), int(n_gold[w]),
                          int(gold_ungraded[w]), *figure_rows[w], columns[9][w], int(shared[w]),
@@ -258,15 +257,13 @@ def worker_quality(
     return sorted(out, key=lambda q: q.assessor_id)
 
 
-def pd_isnan(values: np.ndarray) -> np.ndarray:
-    """Which cells of an object array of floats are nan."""
-    return np.array([v != v for v in values], dtype=bool)
+def _floats_or_none(values: np.ndarray) -> list[float | None]:
+    """Python floats, None where nan (a figure not defined or not shown yet)."""
+    return [None if v != v else v for v in values.tolist()]
 
 
-def pc_equal(column: pa.ChunkedArray, value: str) -> np.ndarray:
+def _equals(column: pa.ChunkedArray, value: str) -> np.ndarray:
     """column == value as a NumPy bool array (null is False)."""
-    import pyarrow.compute as pc
-
     return pc.fill_null(pc.equal(column, value), False).to_numpy(zero_copy_only=False)
 
 

@@ -37,7 +37,8 @@ from pooling.store.core import Store
 ANSWERS_SCHEMA = pa.schema([("assessor_id", pa.string()), ("query_id", pa.string()),
                             ("doc_id", pa.string()), ("kind", pa.string()),
                             ("grade", pa.int64()), ("seconds", pa.float64())])
-# Each person's judgments in the round (automatic judges are measured elsewhere). `ident`
+# Each worker's judgments in the round: assessors' (organisers' adjudications and automatic
+# judges' grades are left out, as the aggregation rules leave them out). `ident`
 # hashes what a replay groups by: a pair with one event needs no replay, and a collision
 # only sends two pairs through the replay, which groups by the ids themselves.
 _JUDGMENTS = """
@@ -45,7 +46,8 @@ _JUDGMENTS = """
            hash(assessor_id, query_id, doc_id, subtopic) AS ident
     FROM judgments
     WHERE round_id = ?
-      AND assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE kind = 'model')"""
+      AND assessor_id NOT IN (SELECT assessor_id FROM assessors
+                              WHERE kind = 'model' OR role = 'organiser')"""
 _IDENT = ("assessor_id", "query_id", "doc_id", "subtopic")
 # --sort: a key -> the figure it orders by.
 SORT_KEYS = {"worker": "assessor_id", "answers": "answers", "unjudgeable": "unjudgeable",
@@ -103,7 +105,7 @@ class QualityReport:
 
 
 def round_answers(store: Store, round_id: str) -> pa.Table:
-    """Each person's current answer per pair in a round: assessor_id, query_id, doc_id, kind
+    """Each worker's (assessor's) current answer per pair in a round: assessor_id, query_id, doc_id, kind
     ("judge" or the kind of a non-grade answer), grade (NULL unless judge), seconds."""
     every = store.arrow("round judgments", _JUDGMENTS, [round_id])
     once = _judged_once(every)

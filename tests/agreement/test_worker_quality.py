@@ -14,6 +14,7 @@ from pooling.agreement.worker_quality import (
     below_bar,
     gold_pairs,
     kappa_interval,
+    kappa_intervals,
     quality_table,
     wilson_interval,
     worker_quality,
@@ -163,3 +164,23 @@ def test_the_figures_as_an_arrow_table_keep_every_field():
     table = quality_table(worker_quality(answers([("a", "1", "d1", 2, 1.0)]), GOLD))
     assert table.num_rows == 1 and table["accuracy"].to_pylist() == [None]
     assert table.schema.field("answers").type == pa.int64()
+
+
+def test_gold_that_shares_no_pair_with_the_answers_shows_no_figure():
+    (q,) = worker_quality(answers([("w", "1", "d1", 2, None)]), gold_pairs({}), min_gold=1)
+    assert (q.gold_answered, q.accuracy, q.kappa) == (0, None, None)
+
+
+def test_the_kappas_of_all_workers_at_once_are_the_kappa_module_s_one_by_one():
+    rng = np.random.default_rng(3)
+    stack = rng.integers(0, 6, size=(200, 3, 3))
+    stack[0] = 0  # no pairs
+    stack[1] = [[4, 0, 0], [0, 0, 0], [0, 0, 0]]  # one grade on both sides: undefined
+    kappas, lows, highs = kappa_intervals(stack)
+    for counts, kappa, low, high in zip(stack, kappas, lows, highs, strict=True):
+        expected = kappa_from_confusion(counts)
+        if math.isnan(expected):
+            assert math.isnan(kappa) and math.isnan(low) and math.isnan(high)
+        else:
+            assert kappa == pytest.approx(expected, abs=1e-12)
+            assert -1 <= low <= kappa <= high <= 1

@@ -170,3 +170,10 @@ def test_pooling_crowd_end_to_end(path):
     decisions = {r["assessor_id"]: r["decision"] for r in csv.DictReader(io.StringIO(csv_report))}
     assert decisions == {"bad": "", "good": "", "mid": "flag"}
     assert "decided by" in pooling("crowd", "decisions", path).stdout
+
+
+def test_organisers_adjudications_are_not_a_workers_answers(path):
+    with Store(path) as s:
+        append_judgments(s, [Judgment("r1", "org", "1", "d1", 0)])
+        report = round_quality(s, "r1", gold="gold")
+    assert [q.assessor_id for q in report.workers] == ["bad", "good", "mid"]
