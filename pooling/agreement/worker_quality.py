@@ -174,17 +174,39 @@ def worker_quality(
     missing = [c for c in ANSWER_COLUMNS if c not in answers.column_names]
     if missing:
         raise AgreementError(f"the answers table lacks column(s) {', '.join(missing)}")
+    pair, gold_pair = _pair_codes(answers, gold)
+    on_gold, truth = _gold_of(pair, gold_pair,
+                              gold["relevance"].to_numpy(zero_copy_only=False).astype(np.int64))
+    coded = pa.table({
+        "assessor_id": answers["assessor_id"], "pair": pa.array(pair, pa.int64()),
+        "gold": pa.array(truth, pa.int64(), mask=~on_gold), "kind": answers["kind"],
+        "grade": answers["grade"], "seconds": answers["seconds"]})
+    return coded_quality(coded, threshold=threshold, min_gold=min_gold, grades=grades)
+
+
+def coded_quality(
+    coded: pa.Table,
+    *,
+    threshold: int = 1,
+    min_gold: int = MIN_GOLD,
+    grades: Sequence[int] | None = None,
+) -> list[WorkerQuality]:
+    """`worker_quality` from answers whose pairs are numbers and carry their gold grade:
+    assessor_id, pair (int64, one per (query_id, doc_id)), gold (the pair's gold grade, null
+    when it is not a gold pair), kind, grade, seconds."""
     if min_gold < 1:
         raise AgreementError(f"min_gold must be at least 1, got {min_gold}")
-    if answers.num_rows == 0:
+    if coded.num_rows == 0:
         return []
-    worker_names = answers["assessor_id"].combine_chunks().dictionary_encode()
+    worker_names = coded["assessor_id"].combine_chunks().dictionary_encode()
     names = worker_names.dictionary.to_pylist()
     worker = worker_names.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     n_workers = len(names)
-    pair, gold_pair = _pair_codes(answers, gold)
-    graded = np.asarray(_equals(answers["kind"], "judge"), dtype=bool)
-    grade = answers["grade"].to_numpy(zero_copy_only=False)
+    pair = coded["pair"].to_numpy(zero_copy_only=False).astype(np.int64)
+    on_gold = pc.is_valid(coded["gold"]).to_numpy(zero_copy_only=False)
+    truth = pc.fill_null(coded["gold"], 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    graded = np.asarray(_equals(coded["kind"], "judge"), dtype=bool)
+    grade = coded["grade"].to_numpy(zero_copy_only=False)
     graded &= ~np.isnan(grade.astype(np.float64))
     grade = np.where(graded, np.nan_to_num(grade.astype(np.float64)), 0).astype(np.int64)
 
@@ -192,8 +214,6 @@ def worker_quality(
     ungraded = np.bincount(worker[~graded], minlength=n_workers)
 
     # -- on gold -----------------------------------------------------------------------------
-    gold_grade = gold["relevance"].to_numpy(zero_copy_only=False).astype(np.int64)
-    on_gold, truth = _gold_of(pair, gold_pair, gold_grade)
     scored = on_gold & graded
     n_gold = np.bincount(worker[scored], minlength=n_workers)
     gold_ungraded = np.bincount(worker[on_gold & ~graded], minlength=n_workers)
@@ -230,7 +250,7 @@ def worker_quality(
                            minlength=n_workers)
 
     # -- time ---------------------------------------------------------------------------------
-    seconds = answers["seconds"].to_numpy(zero_copy_only=False).astype(np.float64)
+    seconds = coded["seconds"].to_numpy(zero_copy_only=False).astype(np.float64)
     timed = ~np.isnan(seconds)
     medians = np.full(n_workers, np.nan)
     if timed.any():

@@ -181,6 +181,10 @@ def decisions(
         write_bytes(output, buf.getvalue())
         typer.echo(f"wrote {output}", err=True)
         return
+    if record.num_rows == 0:
+        out.print(f"no decision about workers{f' of round {round}' if round else ''} yet",
+                  highlight=False)
+        return
     table = Table("round", "worker", "decision", "reason", "measure", "value", "bar",
                   "decided by", "decided at")
     for r in record.to_pylist():

@@ -38,17 +38,18 @@ ANSWERS_SCHEMA = pa.schema([("assessor_id", pa.string()), ("query_id", pa.string
                             ("doc_id", pa.string()), ("kind", pa.string()),
                             ("grade", pa.int64()), ("seconds", pa.float64())])
 # Each worker's judgments in the round: assessors' (organisers' adjudications and automatic
-# judges' grades are left out, as the aggregation rules leave them out). `ident`
-# hashes what a replay groups by: a pair with one event needs no replay, and a collision
-# only sends two pairs through the replay, which groups by the ids themselves.
-_JUDGMENTS = """
-    SELECT assessor_id, query_id, doc_id, subtopic, kind, grade, seconds, seq,
-           hash(assessor_id, query_id, doc_id, subtopic) AS ident
+# judges' grades are left out, as the aggregation rules leave them out).
+_WORKERS_JUDGMENTS = """
+    SELECT assessor_id, query_id, doc_id, subtopic, kind, grade, seconds, seq
     FROM judgments
     WHERE round_id = ?
       AND assessor_id NOT IN (SELECT assessor_id FROM assessors
                               WHERE kind = 'model' OR role = 'organiser')"""
-_IDENT = ("assessor_id", "query_id", "doc_id", "subtopic")
+# `ident` hashes what a replay groups by: a pair with one event needs no replay, and a
+# collision only sends two pairs through the replay, which groups by the values themselves.
+_TEXT = f"""
+    SELECT *, hash(assessor_id, query_id, doc_id, subtopic) AS ident
+    FROM ({_WORKERS_JUDGMENTS})"""
 # --sort: a key -> the figure it orders by.
 SORT_KEYS = {"worker": "assessor_id", "answers": "answers", "unjudgeable": "unjudgeable",
              "gold": "gold_answered", "accuracy": "accuracy", "binary": "binary",
@@ -105,43 +106,53 @@ class QualityReport:
 
 
 def round_answers(store: Store, round_id: str) -> pa.Table:
-    """Each worker's (assessor's) current answer per pair in a round: assessor_id, query_id, doc_id, kind
-    ("judge" or the kind of a non-grade answer), grade (NULL unless judge), seconds."""
-    every = store.arrow("round judgments", _JUDGMENTS, [round_id])
+    """Each worker's (assessor's) current answer per pair in a round: assessor_id, query_id,
+    doc_id, kind ("judge" or the kind of a non-grade answer), grade (NULL unless judge),
+    seconds."""
+    every = store.arrow("round judgments", _TEXT, [round_id])
+    table = _current(every, ["assessor_id", "query_id", "doc_id"])
+    return table.select(ANSWERS_SCHEMA.names).cast(ANSWERS_SCHEMA)
+
+
+def _current(every: pa.Table, pair_of: list[str]) -> pa.Table:
+    """The current answer of each (worker, pair) from a round's judgments (columns `pair_of`,
+    subtopic, kind, grade, seconds, seq, ident): replayed (module), a subtopic round's pair
+    once by its highest grade."""
     once = _judged_once(every)
     # A pair judged once needs no replay, so the common case stays in Arrow.
     grade_or_answer = pc.not_equal(every["kind"], "retract").to_numpy(zero_copy_only=False)
     singles = every.filter(pa.array(once & grade_or_answer)).drop_columns(["seq", "ident"])
+    ident = [*pair_of, "subtopic"]
     events: dict[tuple, list[tuple[str, tuple]]] = {}
     for r in every.filter(pa.array(~once)).sort_by("seq").to_pylist():
-        events.setdefault(tuple(r[c] for c in _IDENT), []).append(
+        events.setdefault(tuple(r[c] for c in ident), []).append(
             ("retract" if r["kind"] == "retract" else "judge",
              (r["kind"], r["grade"], r["seconds"])))
-    replayed = [(*ident, *left) for ident, pair_events in events.items()
+    replayed = [(*key, *left) for key, pair_events in events.items()
                 if (left := replay(pair_events)) is not None]
-    more = pa.table({n: [r[i] for r in replayed] for i, n in enumerate(singles.column_names)},
-                    schema=singles.schema)
-    table = pa.concat_tables([singles, more])
+    names = [*ident, "kind", "grade", "seconds"]
+    more = pa.table({n: [r[i] for r in replayed] for i, n in enumerate(names)},
+                    schema=singles.select(names).schema)
+    table = pa.concat_tables([singles.select(names), more])
     if pc.any(pc.is_valid(table["subtopic"])).as_py():
-        table = _one_per_pair(table)
-    return table.select(ANSWERS_SCHEMA.names).cast(ANSWERS_SCHEMA)
+        table = _one_per_pair(table, pair_of)
+    return table
 
 
 def _judged_once(table: pa.Table) -> np.ndarray:
-    """Which rows are the only event of their (assessor, topic, document, subtopic), told by
-    the hash of the four (see `_JUDGMENTS`)."""
+    """Which rows are the only event of their worker, pair and subtopic, told by the hash of
+    the three (`ident`)."""
     ident = table["ident"].to_numpy()
     _, inverse, counts = np.unique(ident, return_inverse=True, return_counts=True)
     return counts[inverse] == 1
 
 
-def _one_per_pair(table: pa.Table) -> pa.Table:
+def _one_per_pair(table: pa.Table, pair_of: list[str]) -> pa.Table:
     """A subtopic round's answers, one per worker and pair: its highest grade (a grade before
     any other answer), the seconds spent on all its subtopics."""
-    grouped = table.group_by(["assessor_id", "query_id", "doc_id"]).aggregate(
+    grouped = table.group_by(pair_of, use_threads=False).aggregate(
         [("kind", "min"), ("grade", "max"), ("seconds", "sum")])  # "judge" sorts first
-    return pa.table({"assessor_id": grouped["assessor_id"], "query_id": grouped["query_id"],
-                     "doc_id": grouped["doc_id"], "kind": grouped["kind_min"],
+    return pa.table({**{c: grouped[c] for c in pair_of}, "kind": grouped["kind_min"],
                      "grade": grouped["grade_max"], "seconds": grouped["seconds_sum"]})
 
 
@@ -157,16 +168,29 @@ def gold_version(store: Store, round_id: str, gold: str | None = None) -> str:
     return chosen
 
 
+def quality_mark(store: Store, round_id: str, gold: str) -> tuple:
+    """What a round's quality report is made of, in a few numbers: its judgments and worker
+    decisions (append-only: any new one raises the count and the last seq), the people, and
+    the gold version. Equal marks, equal reports; it costs a few milliseconds."""
+    return store.one("quality mark", """
+        SELECT (SELECT count(*) FROM judgments WHERE round_id = ?),
+               (SELECT max(seq) FROM judgments WHERE round_id = ?),
+               (SELECT count(*) FROM worker_decisions WHERE round_id = ?),
+               (SELECT max(seq) FROM worker_decisions WHERE round_id = ?),
+               (SELECT count(*) FROM assessors),
+               (SELECT max(created_at) FROM qrels_versions WHERE name = ?)""",
+        [round_id, round_id, round_id, round_id, gold]) or ()
+
+
 def round_quality(store: Store, round_id: str, *, gold: str | None = None,
                   min_gold: int = MIN_GOLD, threshold: int = 1) -> QualityReport:
     """Every worker's figures in a round against its gold version (see `worker_quality`)."""
     rnd = get_round(store, round_id)
     version = gold_version(store, round_id, gold)
-    answers = round_answers(store, round_id)
     truth = store.arrow("gold grades", "SELECT query_id, doc_id, relevance FROM qrels "
                         "WHERE version = ?", [version])
-    workers = worker_quality(answers, truth, threshold=threshold, min_gold=min_gold,
-                             grades=rnd.grades)
+    workers = worker_quality(round_answers(store, round_id), truth, threshold=threshold,
+                             min_gold=min_gold, grades=rnd.grades)
     return QualityReport(round_id, version, min_gold, threshold, workers,
                          current_decisions(store, round_id))
 

@@ -9,6 +9,7 @@ Assessors get the same 404 here as for any page that does not exist.
 from __future__ import annotations
 
 import io
+import threading
 from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
@@ -79,9 +80,31 @@ async def round_page(request: Request) -> Response:
                   {"detail": detail, "pair_statistics": PAIR_STATISTICS}, sess=sess)
 
 
-def _workers(store, round_id: str, gold: str | None, sort: str, descending: bool) -> dict | None:
+class WorkerReports:
+    """The last workers' report of each (round, gold version), with its `quality_mark`: the
+    Workers page sorted again, or reloaded with nothing new, costs no recomputation. Reads
+    run on several cursors at once, hence the lock."""
+
+    def __init__(self, kept: int = 8):
+        self._kept, self._held, self._lock = kept, {}, threading.Lock()
+
+    def get(self, key: tuple, mark: tuple):
+        with self._lock:
+            held = self._held.get(key)
+        return held[1] if held is not None and held[0] == mark else None
+
+    def put(self, key: tuple, mark: tuple, report) -> None:
+        with self._lock:
+            self._held.pop(key, None)
+            while len(self._held) >= self._kept:
+                self._held.pop(next(iter(self._held)))
+            self._held[key] = (mark, report)
+
+
+def _workers(store, round_id: str, gold: str | None, sort: str, descending: bool,
+             reports: WorkerReports) -> dict | None:
     """A round's workers with their quality (or why it cannot be measured yet), for the page."""
-    from pooling.judging.crowd_quality import round_quality
+    from pooling.judging.crowd_quality import gold_version, quality_mark, round_quality
 
     if campaign.find_round(store, round_id) is None:
         return None
@@ -89,7 +112,12 @@ def _workers(store, round_id: str, gold: str | None, sort: str, descending: bool
                   "versions": [v["name"] for v in campaign.qrels_versions(store)],
                   "report": None, "problem": None, "gold": gold}
     try:
-        report = round_quality(store, round_id, gold=gold)
+        version = gold_version(store, round_id, gold)
+        mark = quality_mark(store, round_id, version)
+        report = reports.get((round_id, version), mark)
+        if report is None:
+            report = round_quality(store, round_id, gold=version)
+            reports.put((round_id, version), mark, report)
     except PoolingError as exc:
         data["problem"] = str(exc)
         return data
@@ -123,8 +151,11 @@ async def workers_page(request: Request) -> Response:
     sort = choice(query, "sort", tuple(SORT_KEYS), "worker")
     descending = choice(query, "desc", ("0", "1"), "0") == "1"
     gold = text(query, "gold") or None
+    reports = getattr(request.app.state, "worker_reports", None)
+    if reports is None:  # made on first use (two at once: one is dropped, nothing lost)
+        reports = request.app.state.worker_reports = WorkerReports()
     data = await gate(request).read(_workers, request.path_params["round_id"], gold, sort,
-                                    descending)
+                                    descending, reports)
     if data is None:
         raise not_found()
     return render(request, "organiser_workers.html", {**data, "measures": WORKER_MEASURES},

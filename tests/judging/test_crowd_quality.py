@@ -177,3 +177,15 @@ def test_organisers_adjudications_are_not_a_workers_answers(path):
         append_judgments(s, [Judgment("r1", "org", "1", "d1", 0)])
         report = round_quality(s, "r1", gold="gold")
     assert [q.assessor_id for q in report.workers] == ["bad", "good", "mid"]
+
+
+def test_a_pair_judged_on_subtopics_is_one_answer_with_its_highest_grade(path):
+    with Store(path) as s:
+        add_assessor(s, "sub")
+        append_judgments(s, [
+            Judgment("r1", "sub", "1", "d1", 0, subtopic="1", seconds=2.0),
+            Judgment("r1", "sub", "1", "d1", 2, subtopic="2", seconds=3.0),
+            Judgment("r1", "sub", "1", "d2", 1, subtopic="1", seconds=1.0)])
+        rows = [r for r in round_answers(s, "r1").to_pylist() if r["assessor_id"] == "sub"]
+    assert sorted((r["doc_id"], r["kind"], r["grade"], r["seconds"]) for r in rows) == [
+        ("d1", "judge", 2, 5.0), ("d2", "judge", 1, 1.0)]

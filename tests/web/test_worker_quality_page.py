@@ -119,3 +119,25 @@ def test_the_derive_form_offers_the_aggregation_rules_and_derives_with_one(crowd
     assert done.status_code == 303
     assert "qrels version ds" in org.get(done.headers["location"]).text
     assert 'href="/organiser/qrels/ds"' in org.get("/organiser").text
+
+
+def test_the_page_shows_each_new_answer_and_decision_at_once(crowd, tmp_path):
+    from inprocess import app_on, client, csrf_of, logged_in
+
+    with app_on(crowd.path) as app:
+        org = logged_in(app, crowd.tokens["org"])
+        url = "/organiser/rounds/r1/workers?gold=gold"
+        first = org.get(url).text
+        assert org.get(url + "&sort=accuracy").text.count('name="workers"') == 2  # kept report
+        ann = client(app)
+        ann.headers["authorization"] = f"Bearer {crowd.tokens['ann']}"
+        stored = ann.post("/api/v1/rounds/r1/topics/1/judgments",
+                          json={"doc_id": "d5", "grade": 1, "submission_id": "n" * 20})
+        assert stored.status_code == 200, stored.text
+        again = org.get(url).text
+        answers = '<td>ann</td><td></td><td class="num">{}</td>'
+        assert answers.format(3) in first and answers.format(4) in again
+        org.post("/organiser/rounds/r1/workers", data={
+            "csrf": csrf_of(app, org), "decision": "flag", "workers": "ann", "reason": "check",
+            "gold": "gold"})
+        assert ">flagged<" in org.get(url).text
