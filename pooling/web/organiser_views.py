@@ -321,8 +321,10 @@ async def derive(request: Request) -> Response:
     name = text(body, "name")
     round_id = text(body, "round") or None
     tie = choice(body, "tie", ("lower", "higher"), "lower")
+    gold = text(body, "gold") or None
     try:
-        r = await gate(request).run(derive_qrels, rule, name, round_id=round_id, tie=tie)
+        r = await gate(request).run(derive_qrels, rule, name, round_id=round_id, tie=tie,
+                                    gold=gold)
     except PoolingError as exc:
         return redirect("/organiser", flash=str(exc), error=True)
     return redirect("/organiser", flash=f"qrels version {r.name}: {r.n_rows} judgments on "

@@ -111,14 +111,26 @@ def test_decisions_posted_from_the_page_are_recorded_and_keep_every_judgment(cro
 
 
 def test_the_derive_form_offers_the_aggregation_rules_and_derives_with_one(crowd, launch):
-    org = login(launch(crowd.path).url, crowd.tokens["org"])
+    server = launch(crowd.path)
+    org = login(server.url, crowd.tokens["org"])
+    ann = httpx.Client(base_url=server.url, timeout=30,
+                       headers={"Authorization": f"Bearer {crowd.tokens['ann']}"})
+    for doc, grade in (("d5", 1), ("d6", 0)):  # two pairs beside the gold ones
+        stored = ann.post("/api/v1/rounds/r1/topics/1/judgments",
+                          json={"doc_id": doc, "grade": grade, "submission_id": doc * 10})
+        assert stored.status_code == 200, stored.text
     page = org.get("/organiser").text
     assert "<option>wawa</option>" in page and "<option>dawid-skene</option>" in page
+    assert "<option>gold-weighted</option>" in page and '<select name="gold">' in page
     done = org.post("/organiser/qrels", data={"csrf": csrf(page), "rule": "dawid-skene",
                                               "name": "ds", "round": "r1"})
     assert done.status_code == 303
     assert "qrels version ds" in org.get(done.headers["location"]).text
     assert 'href="/organiser/qrels/ds"' in org.get("/organiser").text
+    seeded = org.post("/organiser/qrels", data={"csrf": csrf(page), "rule": "gold-weighted",
+                                                "name": "gw", "round": "r1", "gold": "gold"})
+    assert "qrels version gw" in org.get(seeded.headers["location"]).text
+    assert org.get("/organiser/qrels/gw").text == "1 0 d5 1\n1 0 d6 0\n"  # gold left out
 
 
 def test_the_page_shows_each_new_answer_and_decision_at_once(crowd, tmp_path):
