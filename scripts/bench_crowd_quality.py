@@ -93,6 +93,7 @@ def main() -> None:
     from pooling.judging.crowd_quality import round_quality
     from pooling.store import Store
     from pooling.web.app import create_app
+    from pooling.web.organiser_views import WorkerReports
 
     if not args.store.exists():
         start = time.perf_counter()
@@ -123,7 +124,7 @@ def main() -> None:
             pages = pages.app
 
         def changed_page() -> None:
-            pages.state.worker_reports = None  # no report kept, as after a new answer
+            pages.state.worker_reports = WorkerReports()  # none kept, as after a new answer
             page()
 
         changed_ms = median_ms(changed_page, args.repeat)

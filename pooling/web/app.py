@@ -220,6 +220,7 @@ def create_app(
     app.state.book = book = SessionBook(gate)
     gate.run_sync(book.load)
     app.state.templates = make_templates()
+    app.state.worker_reports = o.WorkerReports()  # the Workers page's last reports
 
     def on_write(tables: frozenset[str] | None) -> None:
         """An organiser's CLI session committed a change to `tables` (None: to any)."""

@@ -1,9 +1,10 @@
 """The organiser's pages: progress, throughput, agreement, adjudication, campaign operations.
 
 Operations call the library (`add_assessor`, `revoke`, `issue_token`, `assign`, `create_round`,
-`derive_qrels`, the decisions about crowd workers) under the store lock; their errors come back as a message on the page. Form
-fields are typed and ranged first (`pooling.web.fields`): a wrong one is a 400 naming it.
-Assessors get the same 404 here as for any page that does not exist.
+`derive_qrels`, the decisions about crowd workers) under the store lock; their errors come
+back as a message on the page. Form fields are typed and ranged first (`pooling.web.fields`):
+a wrong one is a 400 naming it. Assessors get the same 404 here as for any page that does
+not exist.
 """
 
 from __future__ import annotations
@@ -151,11 +152,8 @@ async def workers_page(request: Request) -> Response:
     sort = choice(query, "sort", tuple(SORT_KEYS), "worker")
     descending = choice(query, "desc", ("0", "1"), "0") == "1"
     gold = text(query, "gold") or None
-    reports = getattr(request.app.state, "worker_reports", None)
-    if reports is None:  # made on first use (two at once: one is dropped, nothing lost)
-        reports = request.app.state.worker_reports = WorkerReports()
     data = await gate(request).read(_workers, request.path_params["round_id"], gold, sort,
-                                    descending, reports)
+                                    descending, request.app.state.worker_reports)
     if data is None:
         raise not_found()
     return render(request, "organiser_workers.html", {**data, "measures": WORKER_MEASURES},
