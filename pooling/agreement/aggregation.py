@@ -10,6 +10,15 @@ probability, and per worker an estimated confusion matrix and a skill. The model
                the majority, then a vote weighted by skill (crowd-kit's `Wawa`).
 - dawid-skene: the EM model of Dawid and Skene (1979), one confusion matrix per worker
                (crowd-kit's `DawidSkene`).
+- gold-weighted: a vote weighted by each worker's accuracy on gold, for juries of model
+               judges of unequal quality (needs gold). A worker's accuracy is smoothed
+               towards chance, a = (correct + 1) / (gold labels + K) over K labels, and their
+               weight is its log-odds, w = log(a (K - 1) / (1 - a)), 0 at or below chance; a
+               task's posterior of label c is proportional to exp(the weights of the workers
+               who gave c), the exact posterior of the one-coin model with a flat prior. So a
+               worker whose weight exceeds the others' together decides alone (the best juror
+               is chosen when one dominates), a worker with no gold labels weighs nothing, and
+               when nobody beats chance everyone weighs 1 (a plain vote).
 
 crowd-kit 1.4.2's own `Wawa` calls scikit-learn's `check_is_fitted`, which fails with
 scikit-learn 1.6 or later ("'Wawa' object has no attribute '__sklearn_tags__'"); `_Wawa` below
@@ -39,7 +48,8 @@ import pyarrow as pa
 
 from pooling.agreement.errors import AgreementError
 
-MODELS = ("majority", "wawa", "dawid-skene")
+MODELS = ("majority", "wawa", "dawid-skene")  # the models that need no gold
+GOLD_MODELS = ("gold-weighted",)  # the models that need gold to fit
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,8 @@ def _frame(labels: pa.Table | pd.DataFrame) -> pd.DataFrame:
 def aggregate(labels: pa.Table | pd.DataFrame, model: str, *,
               gold: Mapping[str, int] | None = None, binary_threshold: int | None = None,
               tie: str = "lower", n_iter: int = 100, tol: float = 1e-5) -> Aggregation:
-    """Aggregate a labels table (worker, task, label) with `model` (one of MODELS).
+    """Aggregate a labels table (worker, task, label) with `model` (one of MODELS, or of
+    GOLD_MODELS with gold).
 
     gold: task -> known label; seeds the model (those tasks' posteriors are fixed to it).
     Gold on a task nobody labelled, or with a label nobody gave, cannot seed and is left out;
@@ -95,9 +106,9 @@ def aggregate(labels: pa.Table | pd.DataFrame, model: str, *,
     too); None keeps the graded labels. tie: majority's ties ('lower' or 'higher').
     n_iter and tol: Dawid–Skene's EM iterations and its stopping tolerance.
     """
-    if model not in MODELS:
+    if model not in (*MODELS, *GOLD_MODELS):
         raise AgreementError(f"unknown aggregation model {model!r}; use one of "
-                             f"{', '.join(MODELS)}")
+                             f"{', '.join((*MODELS, *GOLD_MODELS))}")
     if tie not in ("lower", "higher"):
         raise AgreementError("tie must be 'lower' or 'higher'")
     frame = _frame(labels)
@@ -120,7 +131,7 @@ def aggregate(labels: pa.Table | pd.DataFrame, model: str, *,
     probas = probas.reindex(columns=classes, fill_value=0.0).sort_index()
     params: dict[str, Any] = {"model": model, "binary_threshold": binary_threshold,
                               "gold_tasks": len(seed_codes)}
-    if model == "majority":
+    if model in ("majority", "gold-weighted"):
         params["tie"] = tie
     if model == "dawid-skene":
         params.update(n_iter=n_iter, tol=tol)
@@ -249,8 +260,67 @@ def _fit_dawid_skene(coded: pd.DataFrame, classes: list[int], seed: pd.Series, *
     return probas, errors.reindex(full, fill_value=0.0)
 
 
+def _gold_weights(coded: pd.DataFrame, seed: pd.Series, k: int) -> pd.DataFrame:
+    """Per worker (index): gold (labels on seeded tasks), correct, accuracy (smoothed towards
+    chance) and weight (its log-odds, 0 at or below chance), as the module doc states."""
+    workers = pd.Index(sorted(coded["worker"].unique()), name="worker")
+    truth = seed.reindex(coded["task"]).to_numpy()
+    on_gold = ~pd.isna(truth)
+    hits = pd.DataFrame({"worker": coded["worker"].to_numpy()[on_gold],
+                         "correct": (coded["label"].to_numpy()[on_gold] == truth[on_gold])})
+    grouped = hits.groupby("worker")["correct"]
+    gold = grouped.size().reindex(workers, fill_value=0)
+    correct = grouped.sum().reindex(workers, fill_value=0)
+    k = max(k, 2)
+    acc = (correct + 1) / (gold + k)
+    weight = np.log(acc * (k - 1) / (1 - acc)).clip(lower=0.0)
+    return pd.DataFrame({"gold": gold.astype("int64"), "correct": correct.astype("int64"),
+                         "accuracy": acc, "weight": weight}, index=workers)
+
+
+def gold_weights(labels: pa.Table | pd.DataFrame, gold: Mapping[str, int], *,
+                 binary_threshold: int | None = None) -> pa.Table:
+    """Each worker's weight in the gold-weighted model (module doc): worker, gold (their
+    labels on gold tasks), correct, accuracy (smoothed towards chance) and weight."""
+    frame = _frame(labels)
+    seed = dict(gold)
+    if binary_threshold is not None:
+        frame["label"] = (frame["label"] >= binary_threshold).astype("int64")
+        seed = {t: int(g >= binary_threshold) for t, g in seed.items()}
+    k = len(set(frame["label"].tolist()) | set(seed.values()))
+    table = _gold_weights(frame, pd.Series(seed, dtype="int64"), k)
+    return pa.table({"worker": pa.array(table.index.tolist(), pa.string()),
+                     "gold": pa.array(table["gold"].to_numpy(), pa.int64()),
+                     "correct": pa.array(table["correct"].to_numpy(), pa.int64()),
+                     "accuracy": pa.array(table["accuracy"].to_numpy(), pa.float64()),
+                     "weight": pa.array(table["weight"].to_numpy(), pa.float64())})
+
+
+def _fit_gold_weighted(coded: pd.DataFrame, classes: list[int], seed: pd.Series, *, tie: str,
+                       **_: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A vote weighted by each worker's log-odds accuracy on the seeded tasks (module doc)."""
+    if seed.empty:
+        raise AgreementError("the gold-weighted model weighs each worker by their accuracy on "
+                             "gold: name a gold version (--gold) with pairs they labelled")
+    weights = _gold_weights(coded, seed, len(classes))["weight"]
+    if not (weights > 0).any():
+        weights = weights * 0 + 1.0  # nobody beats chance on gold: a plain vote
+    scores = (pd.DataFrame({"task": coded["task"], "label": coded["label"],
+                            "w": weights.reindex(coded["worker"]).to_numpy()})
+              .pivot_table(index="task", columns="label", values="w", aggfunc="sum",
+                           fill_value=0.0)
+              .reindex(columns=classes, fill_value=0.0))
+    raw = scores.to_numpy()
+    exp = np.exp(raw - raw.max(axis=1, keepdims=True))
+    probas = pd.DataFrame(exp / exp.sum(axis=1, keepdims=True), index=scores.index,
+                          columns=scores.columns)
+    probas = _seeded(probas, seed)
+    return probas, _empirical_confusion(coded, _decided(probas, tie), classes)
+
+
 _FITS: dict[str, Callable[..., tuple[pd.DataFrame, pd.DataFrame]]] = {
-    "majority": _fit_majority, "wawa": _fit_wawa, "dawid-skene": _fit_dawid_skene}
+    "majority": _fit_majority, "wawa": _fit_wawa, "dawid-skene": _fit_dawid_skene,
+    "gold-weighted": _fit_gold_weighted}
 
 
 def _result(model: str, params: dict[str, Any], coded: pd.DataFrame, probas: pd.DataFrame,

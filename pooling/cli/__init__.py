@@ -28,6 +28,7 @@ from pooling.cli import (  # noqa: E402,F401  isort: skip
     evaluate_cmds,
     judging_cmds,
     judge_cmds,
+    crowd_cmds,
     simulate_cmds,
     leaderboard_cmds,
     report_cmds,

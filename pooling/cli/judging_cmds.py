@@ -305,7 +305,8 @@ def qrels_derive(
     store: StoreArg,
     rule: Annotated[str, typer.Option(help="latest, primary, majority, adjudicated, mean (people's "
                                       "judgments), human-first or judge-only (with --judge), "
-                                      "or an aggregation model: wawa, dawid-skene.")],
+                                      "or an aggregation model: wawa, dawid-skene, "
+                                      "gold-weighted (with --gold).")],
     name: Annotated[str, typer.Option(help="Name of the new qrels version.")],
     round: Annotated[str | None, typer.Option("--round", help="Only this round's judgments.")] = None,
     tie: Annotated[str, typer.Option(help="Majority ties go to the 'lower' or 'higher' grade.")] = "lower",
@@ -316,18 +317,36 @@ def qrels_derive(
         "--judge-grades", help="Map the judge's grades onto the people's scale, e.g. "
         "0=0,1=0,2=1,3=2 (unmapped grades are kept).")] = None,
     gold: Annotated[str | None, typer.Option(
-        help="wawa, dawid-skene: a qrels version whose grades seed the model; its pairs stay "
-             "out of the new version.")] = None,
+        help="wawa, dawid-skene, gold-weighted: a qrels version whose grades seed the model "
+             "(gold-weighted needs it); its pairs stay out of the new version.")] = None,
+    jurors: Annotated[str | None, typer.Option(
+        help="Aggregate a jury of automatic judges' labels in --round instead of people's: "
+             "judges comma-separated (a judge brings its samples), or 'all'; with --rule "
+             "majority, wawa, dawid-skene or gold-weighted.")] = None,
 ) -> None:
     """Derive a new qrels version from the judgments by an explicit rule.
 
-    The aggregation rules (wawa, dawid-skene) also store each pair's posterior probability
-    and each assessor's estimated confusion matrix (`pooling qrels workers`).
+    The aggregation rules (wawa, dawid-skene, gold-weighted) also store each pair's posterior
+    probability and each assessor's estimated confusion matrix (`pooling qrels workers`).
     """
     from pooling.judging.rules import derive_qrels
     from pooling.store import Store
 
     mapping = _grade_map(judge_grades) if judge_grades else None
+    if jurors is not None:
+        from pooling.judging.juries import derive_jury_qrels
+
+        if round is None or judge is not None:
+            raise StoreError("--jurors aggregates a jury's labels in one round: give --round, "
+                             "and leave --judge out")
+        names = [n.strip() for n in jurors.split(",") if n.strip()]
+        with Store(store) as s:
+            r = derive_jury_qrels(s, rule, name, round_id=round, jurors=names, gold=gold, tie=tie,
+                                  relevance_level=relevance_level, judge_grades=mapping)
+        by = f", jurors {jurors}" + (f", gold {gold}" if gold else "")
+        out.print(f"qrels version {r.name}: {r.n_rows:,} judgments on {r.n_topics:,} topics "
+                  f"(rule {rule}{by})", highlight=False)
+        return
     with Store(store) as s:
         r = derive_qrels(s, rule, name, round_id=round, tie=tie, relevance_level=relevance_level,
                          judge=judge, judge_grades=mapping, gold=gold)

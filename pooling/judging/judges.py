@@ -25,7 +25,7 @@ import json
 import secrets
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,8 @@ class Judge:
     prompt: str | None
     prompt_sha256: str | None
     params: dict[str, Any]
+    sample: int | None = None  # a jury's sample juror: its number (2, 3, ...) of judge `of`
+    of: str | None = None  # the judge whose sample this juror is
 
     @property
     def caches_answers(self) -> bool:
@@ -97,20 +99,58 @@ def add_judge(store: Store, name: str, backend_name: str, params: dict[str, Any]
     return Judge(judge_id, backend_name, model, prompt, sha, stored_params)
 
 
+SAMPLE_KEYS = ("jury_sample", "jury_of")  # a sample juror's stored params: its number, its judge
+
+
+def stored_judge(judge_id: str, backend_name: str, model: str | None, prompt: str | None,
+                 sha: str | None, params: dict[str, Any]) -> Judge:
+    """A judge from its stored row: a sample juror's number and judge are kept apart from the
+    backend's parameters (`pooling.judging.juries`)."""
+    backend_params = {k: v for k, v in params.items() if k not in SAMPLE_KEYS}
+    return Judge(judge_id, backend_name, model, prompt, sha, backend_params,
+                 params.get("jury_sample"), params.get("jury_of"))
+
+
+def add_sample_juror(store: Store, judge: Judge, sample: int) -> Judge:
+    """Sample `sample` (2, 3, ...) of a judge as a juror of its own (`pooling.judging.juries`):
+    an assessor of kind model with the judge's backend, model, prompt and parameters, id
+    `JUDGE-sample-N`; stored once, found again after."""
+    juror_id = f"{judge.judge_id}-sample-{sample}"
+    row = store.one("find juror", "SELECT kind, params FROM assessors WHERE assessor_id = ?",
+                    [juror_id])
+    if row is not None:
+        params = json.loads(row[1] or "{}")
+        if row[0] != "model" or params.get("jury_of") != judge.judge_id:
+            raise StoreError(f"an assessor {juror_id!r} exists already and is not sample {sample} "
+                             f"of judge {judge.judge_id!r}; rename it to sample this judge")
+        return get_judge(store, juror_id)
+    stored = {**judge.params, "jury_sample": sample, "jury_of": judge.judge_id}
+    with store.transaction() as con:
+        con.execute(
+            "INSERT INTO assessors (assessor_id, name, contact, role, token_sha256, created_at, "
+            "kind, backend, model, prompt, prompt_sha256, params) "
+            "VALUES (?, ?, NULL, 'assessor', ?, ?, 'model', ?, ?, ?, ?, ?)",
+            [juror_id, f"{judge.judge_id} sample {sample}", _NO_TOKEN + secrets.token_hex(8),
+             utcnow(), judge.backend, judge.model, judge.prompt, judge.prompt_sha256,
+             json.dumps(stored, sort_keys=True)])
+    return stored_judge(juror_id, judge.backend, judge.model, judge.prompt, judge.prompt_sha256,
+                        stored)
+
+
 def get_judge(store: Store, name: str) -> Judge:
     """A stored judge by id or name; a person's name is refused with what to do."""
     judge_id, params = find_judge(store, name)
     row = store.one("judge", "SELECT backend, model, prompt, prompt_sha256 FROM assessors "
                     "WHERE assessor_id = ?", [judge_id])
-    return Judge(judge_id, row[0], row[1], row[2], row[3], params)
+    return stored_judge(judge_id, row[0], row[1], row[2], row[3], params)
 
 
 def list_judges(store: Store) -> list[Judge]:
-    """Every model judge, in the order added."""
+    """Every model judge (and a jury's sample jurors), in the order added."""
     rows = store.con.execute(
         "SELECT assessor_id, backend, model, prompt, prompt_sha256, params FROM assessors "
         "WHERE kind = 'model' ORDER BY created_at, assessor_id").fetchall()
-    return [Judge(r[0], r[1], r[2], r[3], r[4], json.loads(r[5] or "{}")) for r in rows]
+    return [stored_judge(r[0], r[1], r[2], r[3], r[4], json.loads(r[5] or "{}")) for r in rows]
 
 
 # -- which pairs --------------------------------------------------------------------------
@@ -326,7 +366,7 @@ class _Job:
         self.report.cached += len(ready)
         for chunk in _chunks(ready, self.batch):
             self._store(chunk, [])
-        asked = [texts[p] for p in todo if p not in cache]
+        asked = [_as_sample(texts[p], judge) for p in todo if p not in cache]
         textless = [pair for pair in asked if not (pair.doc_text or pair.doc_title)]
         if textless:
             missing = [Verdict(pair.query_id, pair.doc_id, FAILED, None, None, None,
@@ -359,6 +399,11 @@ class _Job:
             self.model.close()
 
 
+def _as_sample(pair: Pair, judge: Judge) -> Pair:
+    """The pair as a sample juror asks it: with its sample number."""
+    return pair if judge.sample is None else replace(pair, sample=judge.sample)
+
+
 def submission_id(judge_id: str, round_id: str | None, query_id: str, doc_id: str) -> str:
     """The id of a judge's judgment of a pair: the same pair in the same round always gets the
     same id, so storing it twice stores it once."""
@@ -375,10 +420,10 @@ def _store_batch(store: Store, judge: Judge, round_id: str | None, verdicts: lis
             con.executemany(
                 "INSERT INTO judge_calls (judge_id, model, prompt_sha256, query_id, doc_id, status, "
                 "grade, probability, answer, error, prompt_tokens, completion_tokens, seconds, "
-                "called_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "called_at, sample, round_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [[judge.judge_id, judge.model, judge.prompt_sha256, v.query_id, v.doc_id,
                   v.status, v.grade, v.probability, v.answer, v.error, v.prompt_tokens,
-                  v.completion_tokens, v.seconds, now] for v in calls])
+                  v.completion_tokens, v.seconds, now, judge.sample, round_id] for v in calls])
         for v in calls:
             report.prompt_tokens += v.prompt_tokens or 0
             report.completion_tokens += v.completion_tokens or 0
@@ -399,13 +444,15 @@ def _store_batch(store: Store, judge: Judge, round_id: str | None, verdicts: lis
 def _cached_answers(store: Store, judge: Judge, keys: list[tuple], *,
                     subtopics: bool = False) -> dict[tuple, tuple]:
     """The latest graded answer by the same model and prompt per pair (query_id, doc_id), or
-    with `subtopics` per (query_id, doc_id, subtopic) of a subtopic round's calls."""
+    with `subtopics` per (query_id, doc_id, subtopic) of a subtopic round's calls; a jury's
+    sample juror reads its own sample's answers only (sample 1 is the judge's own)."""
     wanted = set(keys)
     rows = store.con.execute(
         "SELECT query_id, doc_id, subtopic, grade, probability, answer FROM judge_calls "
         "WHERE model IS NOT DISTINCT FROM ? AND prompt_sha256 IS NOT DISTINCT FROM ? "
         "AND status = 'ok' AND grade IS NOT NULL AND (subtopic IS NOT NULL) = ? "
-        "ORDER BY called_at", [judge.model, judge.prompt_sha256, subtopics]).fetchall()
+        "AND coalesce(sample, 1) = ? ORDER BY called_at",
+        [judge.model, judge.prompt_sha256, subtopics, judge.sample or 1]).fetchall()
     out = {}
     for q, d, s, g, p, a in rows:
         key = (q, d, s) if subtopics else (q, d)
@@ -551,7 +598,7 @@ def judge_subtopics(store: Store, judge: Judge, rnd: Round, *, limit: int | None
                     layer.setdefault(item[:2], item)
                 if model is None:
                     model = _backend(store, judge, sorted({q for q, _, _ in todo}), overrides or {})
-                for v in model.judge([asked[item] for item in layer.values()]):
+                for v in model.judge([_as_sample(asked[item], judge) for item in layer.values()]):
                     if (v.query_id, v.doc_id) in layer:
                         verdicts[layer[(v.query_id, v.doc_id)]] = v
                 for item in layer.values():
@@ -593,10 +640,11 @@ def _store_subtopic_batch(store: Store, judge: Judge, round_id: str, items: list
             con.executemany(
                 "INSERT INTO judge_calls (judge_id, model, prompt_sha256, query_id, doc_id, status, "
                 "grade, probability, answer, error, prompt_tokens, completion_tokens, seconds, "
-                "called_at, subtopic) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "called_at, subtopic, sample, round_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [[judge.judge_id, judge.model, judge.prompt_sha256, q, d, v.status, v.grade,
                   v.probability, v.answer, v.error, v.prompt_tokens, v.completion_tokens,
-                  v.seconds, now, s] for (q, d, s), v in calls])
+                  v.seconds, now, s, judge.sample, round_id] for (q, d, s), v in calls])
         for _, v in calls:
             report.prompt_tokens += v.prompt_tokens or 0
             report.completion_tokens += v.completion_tokens or 0

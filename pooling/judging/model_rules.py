@@ -1,6 +1,7 @@
 """Qrels rules that aggregate a crowd's judgments with a model of who is reliable.
 
-`wawa` and `dawid-skene` (see pooling.agreement.aggregation) read each person's current
+`wawa`, `dawid-skene` and `gold-weighted` (a vote weighted by each one's accuracy on the
+gold, which it needs; see pooling.agreement.aggregation) read each person's current
 judgment per pair (organisers' adjudications and automatic judges left out, as the other
 people's rules do), and give each pair the model's most probable grade with its posterior
 probability. A qrels version derived this way also keeps, in the store, every pair's posterior
@@ -26,8 +27,19 @@ from pooling.store.core import Store
 if TYPE_CHECKING:
     from pooling.agreement.aggregation import Aggregation
 
-MODEL_RULES = ("wawa", "dawid-skene")
+MODEL_RULES = ("wawa", "dawid-skene", "gold-weighted")
 _SEP = "\t"  # query_id TAB doc_id as one task id: TREC ids never hold a tab
+
+
+def task_id(query_id: str, doc_id: str) -> str:
+    """A pair as one task id of a labels table: query_id TAB doc_id."""
+    return f"{query_id}{_SEP}{doc_id}"
+
+
+def task_pair(task: str) -> tuple[str, str]:
+    """A task id's (query_id, doc_id)."""
+    query_id, doc_id = task.split(_SEP, 1)
+    return query_id, doc_id
 
 
 def crowd_labels(store: Store, round_id: str | None) -> pa.Table:

@@ -195,6 +195,18 @@ MIGRATIONS: list[list[str]] = [
             reason VARCHAR, measure VARCHAR, value DOUBLE, bar DOUBLE, decided_by VARCHAR,
             decided_at TIMESTAMP NOT NULL, seq BIGINT DEFAULT nextval('judgment_seq'))""",
     ],
+    [
+        # Juries of model judges (`pooling judge --judge A --judge B --samples N`): a call's
+        # sample number (NULL: a judge's first, its own answer), so the answer cache never
+        # gives sample 1's answer to sample 2, and the round it was made for (NULL: outside a
+        # round, or made before this version), so usage is counted per round. A judge's price
+        # per million prompt and completion tokens, append-only: the latest one holds.
+        "ALTER TABLE judge_calls ADD COLUMN sample BIGINT",
+        "ALTER TABLE judge_calls ADD COLUMN round_id VARCHAR",
+        """CREATE TABLE judge_prices (
+            judge_id VARCHAR NOT NULL, price_in DOUBLE NOT NULL, price_out DOUBLE NOT NULL,
+            set_at TIMESTAMP NOT NULL)""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -205,5 +217,5 @@ DATA_TABLES = [
     "topic_subsets", "assessors", "rounds", "pool_entries", "judgments", "assignments",
     "eval_results", "judge_calls", "pool_strata", "qrels_strata", "subtopic_qrels",
     "qrels_posteriors",
-    "qrels_workers", "worker_decisions",
+    "qrels_workers", "worker_decisions", "judge_prices",
 ]

@@ -126,6 +126,8 @@ ROUTES = [
     EncodedRoute("/rounds/{round_id}/topics/{query_id}/docs/{doc_id:path}", a.document),
     Route("/organiser", o.overview),
     EncodedRoute("/organiser/rounds/{round_id}", o.round_page),
+    EncodedRoute("/organiser/rounds/{round_id}/workers", o.workers_page),
+    EncodedRoute("/organiser/rounds/{round_id}/workers", o.decide_workers, methods=["POST"]),
     Route("/organiser/rounds", o.new_round, methods=["POST"]),
     Route("/organiser/people", o.add_person, methods=["POST"]),
     EncodedRoute("/organiser/people/{assessor_id}/revoke", o.revoke_person, methods=["POST"]),
@@ -218,6 +220,7 @@ def create_app(
     app.mount(API_ROOT, api_views.create_api(gate, live, throttle, book))
     app.state.signer = signer or SessionSigner.for_store(store.path, idle_seconds=idle_seconds)
     app.state.templates = make_templates()
+    app.state.worker_reports = o.WorkerReports()  # the Workers page's last reports
 
     def on_write(tables: frozenset[str] | None) -> None:
         """An organiser's CLI session committed a change to `tables` (None: to any)."""

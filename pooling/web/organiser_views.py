@@ -1,16 +1,19 @@
 """The organiser's pages: progress, throughput, agreement, adjudication, campaign operations.
 
 Operations call the library (`add_assessor`, `revoke`, `issue_token`, `assign`, `create_round`,
-`derive_qrels`) under the store lock; their errors come back as a message on the page. Form
-fields are typed and ranged first (`pooling.web.fields`): a wrong one is a 400 naming it.
-Assessors get the same 404 here as for any page that does not exist.
+`derive_qrels`, the decisions about crowd workers) under the store lock; their errors come
+back as a message on the page. Form fields are typed and ranged first (`pooling.web.fields`):
+a wrong one is a 400 naming it. Assessors get the same 404 here as for any page that does
+not exist.
 """
 
 from __future__ import annotations
 
 import io
+import threading
 from urllib.parse import quote
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -18,6 +21,7 @@ from pooling.agreement.report import PAIR_STATISTICS
 from pooling.errors import PoolingError
 from pooling.formats.csv_cells import safe_text_columns
 from pooling.judging.assessors import ROLES
+from pooling.judging.model_rules import MODEL_RULES
 from pooling.web import campaign
 from pooling.web.fields import choice, number, text, texts, whole_number, whole_numbers
 from pooling.web.pages import (
@@ -31,12 +35,13 @@ from pooling.web.pages import (
 )
 from pooling.web.sessions import Session
 
-DERIVE_RULES = ("majority", "latest", "primary", "adjudicated", "mean")
+DERIVE_RULES = ("majority", "latest", "primary", "adjudicated", "mean", *MODEL_RULES)
 # The ranges of the forms' numbers (a seed is a BIGINT in the store).
 MAX_DEPTH = 100_000
 MAX_BUDGET = 1_000_000
 MAX_GRADE = 1_000
 MAX_SEED = 2**63 - 1
+WORKER_MEASURES = {"accuracy": "accuracy", "binary": "binary accuracy", "kappa": "Cohen's κ"}
 
 
 def _organiser(request: Request) -> Session:
@@ -74,6 +79,125 @@ async def round_page(request: Request) -> Response:
         raise not_found()
     return render(request, "organiser_round.html",
                   {"detail": detail, "pair_statistics": PAIR_STATISTICS}, sess=sess)
+
+
+class WorkerReports:
+    """The last workers' report of each (round, gold version), with its `quality_mark`: the
+    Workers page sorted again, or reloaded with nothing new, costs no recomputation. Reads
+    run on several cursors at once, hence the lock."""
+
+    def __init__(self, kept: int = 8):
+        self._kept, self._held, self._lock = kept, {}, threading.Lock()
+
+    def get(self, key: tuple, mark: tuple):
+        with self._lock:
+            held = self._held.get(key)
+        return held[1] if held is not None and held[0] == mark else None
+
+    def put(self, key: tuple, mark: tuple, report) -> None:
+        with self._lock:
+            self._held.pop(key, None)
+            while len(self._held) >= self._kept:
+                self._held.pop(next(iter(self._held)))
+            self._held[key] = (mark, report)
+
+
+def _workers(store, round_id: str, gold: str | None, sort: str, descending: bool,
+             reports: WorkerReports) -> dict | None:
+    """A round's workers with their quality (or why it cannot be measured yet), for the page."""
+    from pooling.judging.crowd_quality import gold_version, quality_mark, round_quality
+
+    if campaign.find_round(store, round_id) is None:
+        return None
+    data: dict = {"round_id": round_id, "sort": sort, "descending": descending,
+                  "versions": [v["name"] for v in campaign.qrels_versions(store)],
+                  "report": None, "problem": None, "gold": gold}
+    try:
+        version = gold_version(store, round_id, gold)
+        mark = quality_mark(store, round_id, version)
+        report = reports.get((round_id, version), mark)
+        if report is None:
+            report = round_quality(store, round_id, gold=version)
+            reports.put((round_id, version), mark, report)
+    except PoolingError as exc:
+        data["problem"] = str(exc)
+        return data
+    data.update(report=report, gold=report.gold, rows=[
+        _worker_cells(q, report.decision_of(q.assessor_id))
+        for q in report.sorted(sort, descending=descending)])
+    return data
+
+
+def _worker_cells(q, decision: str) -> tuple[str, ...]:
+    """A worker's row of the Workers page as text: id, decision, counts, each figure and its
+    interval ("—" and "" before enough gold answers), agreement and the pairs it is on."""
+    def figure(measure: str) -> tuple[str, str]:
+        value, low, high = q.figure(measure)
+        return ("—", "") if value is None else (f"{value:.3f}", f"[{low:.2f}, {high:.2f}]")
+
+    shown = {"withdraw": "withdrawn", "flag": "flagged"}.get(decision, "")
+    return (q.assessor_id, shown, str(q.answers), str(q.unjudgeable), str(q.gold_answered),
+            *figure("accuracy"), *figure("binary"), *figure("kappa"),
+            "—" if q.agreement is None else f"{q.agreement:.3f}",
+            f"({q.shared})" if q.shared else "",
+            "—" if q.median_seconds is None else f"{q.median_seconds:.1f}")
+
+
+async def workers_page(request: Request) -> Response:
+    """A crowd round's workers: quality on gold with intervals, sortable; flag, withdraw, clear."""
+    from pooling.judging.crowd_quality import SORT_KEYS
+
+    sess = _organiser(request)
+    query = request.query_params
+    sort = choice(query, "sort", tuple(SORT_KEYS), "worker")
+    descending = choice(query, "desc", ("0", "1"), "0") == "1"
+    gold = text(query, "gold") or None
+    data = await gate(request).read(_workers, request.path_params["round_id"], gold, sort,
+                                    descending, request.app.state.worker_reports)
+    if data is None:
+        raise not_found()
+    return render(request, "organiser_workers.html", {**data, "measures": WORKER_MEASURES},
+                  sess=sess)
+
+
+async def decide_workers(request: Request) -> Response:
+    """Record a decision about workers: named ones, or those confidently below a bar."""
+    from pooling.judging.crowd_quality import decide, flag_below
+
+    sess = _organiser(request)
+    body = await post_data(request, sess)
+    round_id = request.path_params["round_id"]
+    decision = choice(body, "decision", ("flag", "withdraw", "clear"), "flag")
+    reason = text(body, "reason")
+    gold = text(body, "gold") or None
+    back = f"/organiser/rounds/{quote(round_id, safe='')}/workers" + (
+        f"?gold={quote(gold, safe='')}" if gold else "")
+    workers = texts(body, "workers")
+    bar = body.get("bar")
+    try:
+        if bar not in (None, ""):
+            if decision == "clear":
+                return redirect(back, flash="A bar flags or withdraws; clear names its workers. "
+                                            "Nothing was recorded.", error=True)
+            measure = choice(body, "measure", tuple(WORKER_MEASURES), "accuracy")
+            chosen = await gate(request).run(
+                flag_below, round_id, number(body, "bar", low=-1.0, high=1.0, default=0.0),
+                measure=measure, withdraw=decision == "withdraw", reason=reason or None,
+                gold=gold, decided_by=sess.assessor_id)
+            names = [q.assessor_id for q in chosen]
+            if not names:
+                return redirect(back, flash=f"No worker newly found with "
+                                            f"{WORKER_MEASURES[measure]} confidently below the "
+                                            "bar; nothing was recorded.")
+        else:
+            await gate(request).run(decide, round_id, workers, decision, reason=reason,
+                                    decided_by=sess.assessor_id)
+            names = workers
+    except PoolingError as exc:
+        return redirect(back, flash=str(exc), error=True)
+    # The judging pages hand a withdrawn worker nothing more: they read the decisions again.
+    await run_in_threadpool(request.app.state.live.refresh, frozenset({"worker_decisions"}))
+    return redirect(back, flash=f"{decision}: {', '.join(names)} (recorded)")
 
 
 # -- operations --------------------------------------------------------------------------------
@@ -199,8 +323,10 @@ async def derive(request: Request) -> Response:
     name = text(body, "name")
     round_id = text(body, "round") or None
     tie = choice(body, "tie", ("lower", "higher"), "lower")
+    gold = text(body, "gold") or None
     try:
-        r = await gate(request).run(derive_qrels, rule, name, round_id=round_id, tie=tie)
+        r = await gate(request).run(derive_qrels, rule, name, round_id=round_id, tie=tie,
+                                    gold=gold)
     except PoolingError as exc:
         return redirect("/organiser", flash=str(exc), error=True)
     return redirect("/organiser", flash=f"qrels version {r.name}: {r.n_rows} judgments on "

@@ -28,7 +28,8 @@ class JudgeError(PoolingError):
 @dataclass(frozen=True)
 class Pair:
     """One thing to judge: a topic (title, description, narrative) and a document; in a
-    subtopic round, also the subtopic's number (its text is then the description)."""
+    subtopic round, also the subtopic's number (its text is then the description); for a
+    jury's later samples of one judge, the sample's number (so a program can seed on it)."""
 
     query_id: str
     doc_id: str
@@ -38,15 +39,20 @@ class Pair:
     doc_title: str | None
     doc_text: str | None
     subtopic: str | None = None
+    sample: int | None = None  # a jury's sample 2, 3, ... of one judge (None: its first)
 
-    def fields(self) -> dict[str, str | None]:
+    def fields(self) -> dict[str, str | int | None]:
         """The pair as a plain dict (the JSON a judge program reads); `subtopic` only in a
-        subtopic round, so a plain round's requests are as they always were."""
-        out = {"query_id": self.query_id, "doc_id": self.doc_id, "title": self.title,
-               "description": self.description, "narrative": self.narrative,
-               "doc_title": self.doc_title, "doc_text": self.doc_text}
+        subtopic round and `sample` only for a judge's second and later samples, so a plain
+        round's requests are as they always were."""
+        out: dict[str, str | int | None] = {
+            "query_id": self.query_id, "doc_id": self.doc_id, "title": self.title,
+            "description": self.description, "narrative": self.narrative,
+            "doc_title": self.doc_title, "doc_text": self.doc_text}
         if self.subtopic is not None:
             out["subtopic"] = self.subtopic
+        if self.sample is not None:
+            out["sample"] = self.sample
         return out
 
 

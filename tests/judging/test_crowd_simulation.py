@@ -1,0 +1,125 @@
+"""A simulated crowd and gold questions drawn from an expert's qrels, on a real DuckDB store."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pooling.errors import StoreError
+from pooling.judging.crowd_simulation import gold_sample, simulated_crowd
+from pooling.judging.rounds import create_round
+from pooling.store import Store
+
+GRADES = (0, 1, 2)
+
+
+def test_crowd_mixes_kinds_in_the_stated_shares():
+    crowd = simulated_crowd(20, GRADES, sloppy=0.3, spammers=0.1, seed=4)
+    kinds = [w.kind for w in crowd]
+    assert (kinds.count("spammer"), kinds.count("sloppy"), kinds.count("reliable")) == (2, 6, 12)
+    assert [w.assessor_id for w in crowd][:2] == ["worker-01", "worker-02"]
+    assert len({w.assessor_id for w in crowd}) == 20
+
+
+def test_each_confusion_row_is_a_distribution_and_kinds_differ_as_stated():
+    for w in simulated_crowd(12, GRADES, sloppy=0.25, spammers=0.25, seed=9):
+        assert w.confusion.shape == (3, 3)
+        assert np.allclose(w.confusion.sum(axis=1), 1.0)
+        if w.kind == "spammer":  # the answer does not depend on the truth
+            assert np.allclose(w.confusion, w.confusion[0])
+        else:
+            expected = 0.85 if w.kind == "reliable" else 0.55
+            assert np.allclose(np.diag(w.confusion), expected)
+            # errors go to nearer grades more often than to farther ones
+            assert w.confusion[0, 1] > w.confusion[0, 2]
+            assert w.confusion[2, 1] > w.confusion[2, 0]
+
+
+def test_same_seed_same_crowd_other_seed_other_crowd():
+    a = simulated_crowd(10, GRADES, seed=1)
+    b = simulated_crowd(10, GRADES, seed=1)
+    c = simulated_crowd(10, GRADES, seed=2)
+    assert [w.kind for w in a] == [w.kind for w in b]
+    assert all(np.array_equal(x.confusion, y.confusion) for x, y in zip(a, b, strict=True))
+    assert [w.kind for w in a] != [w.kind for w in c] or not all(
+        np.array_equal(x.confusion, y.confusion) for x, y in zip(a, c, strict=True))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"n": 0}, "at least one worker"),
+    ({"n": 5, "sloppy": 0.7, "spammers": 0.5}, "more than 1"),
+    ({"n": 5, "spammers": -0.1}, "between 0 and 1"),
+    ({"n": 5, "unjudgeable": 1.0}, "cannot judge"),
+])
+def test_impossible_crowds_are_refused_plainly(args, message):
+    n = args.pop("n")
+    with pytest.raises(StoreError, match=message):
+        simulated_crowd(n, GRADES, **args)
+
+
+@pytest.fixture
+def pooled_store(tmp_path):
+    """A store with one run of 30 documents on topics 1 and 2, an expert's qrels over all 30
+    (grades cycling 0, 1, 2) and round r1 pooling the top 10 of each topic."""
+    lines = [f"{q} Q0 d{q}-{i:02d} {i + 1} {30 - i} A" for q in ("1", "2") for i in range(30)]
+    (tmp_path / "a.run").write_text("\n".join(lines) + "\n")
+    (tmp_path / "expert.qrels").write_text("".join(
+        f"{q} 0 d{q}-{i:02d} {i % 3}\n" for q in ("1", "2") for i in range(30)))
+    path = tmp_path / "g.duckdb"
+    with Store.create(path) as s:
+        s.import_runs([tmp_path / "a.run"])
+        s.import_qrels(tmp_path / "expert.qrels", name="expert")
+        create_round(s, "r1", "depth", strategy_params={"depth": 10})
+    return path
+
+
+def _rows(store: Store, version: str) -> list[tuple[str, str, int]]:
+    t = store.qrels_table(version)
+    return list(zip(t["query_id"].to_pylist(), t["doc_id"].to_pylist(),
+                    t["relevance"].to_pylist(), strict=True))
+
+
+def test_gold_outside_the_pool_is_balanced_across_grades(pooled_store):
+    with Store(pooled_store) as s:
+        made = gold_sample(s, "expert", "r1", 6, name="gold", seed=3)
+        rows = _rows(s, "gold")
+        pooled = set(s.con.execute("SELECT query_id, doc_id FROM pool_entries").fetchall())
+        params = json.loads(s.one("p", "SELECT params FROM qrels_versions WHERE name = 'gold'")[0])
+    assert made.n_rows == 12 and made.n_topics == 2
+    for q in ("1", "2"):
+        grades = sorted(g for t, _, g in rows if t == q)
+        assert grades == [0, 0, 1, 1, 2, 2]  # two of each grade
+    assert not {(q, d) for q, d, _ in rows} & pooled  # every pooled pair is left to the crowd
+    assert all(int(d[-2:]) >= 10 for _, d, _ in rows)
+    assert all(int(d[-2:]) % 3 == g for _, d, g in rows)  # the expert's grades, unchanged
+    assert params == {"rule": "gold-sample", "source": "expert", "round": "r1", "per_topic": 6,
+                      "where": "outside-pool", "seed": 3}
+
+
+def test_gold_from_the_pool_takes_pooled_pairs_only(pooled_store):
+    with Store(pooled_store) as s:
+        gold_sample(s, "expert", "r1", 4, name="gold", where="pool", seed=3)
+        rows = _rows(s, "gold")
+    assert len(rows) == 8 and all(int(d[-2:]) < 10 for _, d, _ in rows)
+
+
+def test_same_seed_draws_the_same_gold(pooled_store):
+    with Store(pooled_store) as s:
+        gold_sample(s, "expert", "r1", 3, name="a", seed=5)
+        gold_sample(s, "expert", "r1", 3, name="b", seed=5)
+        gold_sample(s, "expert", "r1", 3, name="c", seed=6)
+        a, b, c = (_rows(s, v) for v in "abc")
+    assert a == b and a != c
+
+
+def test_a_gold_sample_that_finds_nothing_names_the_way_out(pooled_store, tmp_path):
+    (tmp_path / "other.qrels").write_text("9 0 x 1\n")
+    with Store(pooled_store) as s:
+        s.import_qrels(tmp_path / "other.qrels", name="other")
+        with pytest.raises(StoreError, match="no pair of round 'r1'.*--where"):
+            gold_sample(s, "other", "r1", 3, name="gold")
+        with pytest.raises(StoreError, match="--per-topic"):
+            gold_sample(s, "expert", "r1", 0, name="gold")
+        assert not s.one("v", "SELECT 1 FROM qrels_versions WHERE name = 'gold'")
