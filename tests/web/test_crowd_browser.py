@@ -5,11 +5,11 @@ answer."""
 from __future__ import annotations
 
 import pytest
+from test_crowd_served import GOLD, crowd_store
+from test_serve_browser import browser, page  # noqa: F401  (fixtures)
 
 from pooling.judging.judgments import history
 from pooling.store import Store
-from tests.web.test_crowd_served import GOLD, crowd_store
-from tests.web.test_serve_browser import browser, page  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.slow
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from inprocess import app_on, csrf_of, logged_in
 
 from pooling.judging.assessors import add_assessor
 from pooling.judging.history import effective_judgments, history
 from pooling.judging.rounds import create_round
 from pooling.store import Store
 from pooling.web.openapi import API_ROOT
-from tests.web.inprocess import app_on, csrf_of, logged_in
 
 WORKERS = ("w1", "w2", "w3", "w4", "w5")
 QUEUED = [f"d{i}" for i in range(1, 9)]
