@@ -82,3 +82,10 @@ def test_the_tour_runs_end_to_end_on_the_demo_collection(tmp_path):
     assert all(row[-2].strip() == "5" for row in rows)
     assert rows[-1][2] == "sysF_random"  # the near-random run ranks last on alpha-nDCG@20
     assert "qrels d1; 5 topics; ranked by alpha-nDCG@20" in "\n".join(diversity)
+    crowd = [line.split() for line in (tmp_path / "c1-ds.qrels").read_text().splitlines()]
+    pairs = {(q, d) for q, _, d, _ in crowd}
+    assert len(crowd) == 295 and {q for q, _ in pairs} == {str(q) for q in range(101, 111)}
+    gold = [line.split() for line in (ROOT / "collections/demo/truth.qrels").read_text().splitlines()]
+    truth = {(q, d): g for q, _, d, g in gold}
+    right = sum(truth.get((q, d), "0") == g for q, _, d, g in crowd)
+    assert right / len(crowd) > 0.8  # Dawid-Skene over a crowd with spammers, against the truth

@@ -193,3 +193,90 @@ def decisions(
                       "" if r["bar"] is None else f"{r['bar']:g}", r["decided_by"] or "",
                       f"{r['decided_at']:%Y-%m-%d %H:%M:%S}")
     out.print(table)
+
+
+@crowd_app.command("gold")
+def gold_questions(
+    store: StoreArg,
+    round: RoundOpt,
+    source: Annotated[str, typer.Option(
+        "--from", help="The expert's qrels version to draw gold pairs from.")],
+    name: Annotated[str, typer.Option(help="The new gold qrels version's name.")],
+    per_topic: Annotated[int, typer.Option(help="Gold pairs per topic of the round.")] = 4,
+    where: Annotated[str, typer.Option(
+        help="outside-pool (pairs the round does not queue: every pooled pair is still left "
+             "to the crowd), pool (pairs it queues) or any.")] = "outside-pool",
+    rate: Annotated[float | None, typer.Option(
+        help="Share of each worker's pairs that are gold (default: the round's, else 0.1).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the draw.")] = 0,
+) -> None:
+    """Draw gold questions for a crowd round from an expert's qrels version (--per-topic pairs
+    of each topic, relevant and not alike) and mix them into every worker's queue from the
+    next pair on. Gold pairs look like any other pair to workers and never enter a qrels
+    version derived from the round."""
+    from pooling.judging.crowd_simulation import gold_sample
+    from pooling.judging.rounds import set_gold
+    from pooling.store import Store
+
+    if where not in ("outside-pool", "pool", "any"):
+        raise StoreError(f"--where must be outside-pool, pool or any, not {where!r}")
+    with Store(store) as s, s.transaction():
+        made = gold_sample(s, source, round, per_topic, name=name, where=where,  # type: ignore[arg-type]
+                           seed=seed)
+        rnd = set_gold(s, round, name, rate)
+    out.print(f"gold {name}: {made.n_rows} pairs of {made.n_topics} topics from {source}, "
+              f"mixed into round {round} at rate {rnd.gold_rate:g} (K = {rnd.redundancy})",
+              highlight=False)
+
+
+@crowd_app.command("simulate")
+def simulate(
+    store: StoreArg,
+    round: RoundOpt,
+    truth: Annotated[str, typer.Option(
+        help="The qrels version the simulated workers' answers are drawn from.")],
+    workers: Annotated[int, typer.Option(help="How many workers.")] = 30,
+    sloppy: Annotated[float, typer.Option(
+        help="Share of sloppy workers (right 55% of the time).")] = 0.3,
+    spammers: Annotated[float, typer.Option(
+        help="Share of spammers (answers that ignore the document).")] = 0.1,
+    unjudgeable: Annotated[float, typer.Option(
+        help="Chance of a 'cannot judge' answer, for every worker.")] = 0.0,
+    task_size: Annotated[int, typer.Option(help="Pairs of one topic per task.")] = 5,
+    prefix: Annotated[str, typer.Option(help="Worker ids: PREFIX-01, PREFIX-02, ...")] = "worker",
+    seed: Annotated[int, typer.Option(help="Seed of the crowd and of its answers.")] = 0,
+    matrices: Annotated[Path | None, typer.Option(
+        "--matrices", help="Write every worker's true confusion matrix here (CSV), to set "
+        "against what `pooling qrels workers` recovers.")] = None,
+) -> None:
+    """Let a simulated crowd judge a round through the people's queue until it has nothing
+    left to hand them: reliable workers (right 85% of the time), sloppy ones and spammers,
+    each with a known confusion matrix, answers drawn from --truth. For trying a design
+    (redundancy, gold rate, rule, bar) before a real crowd costs money."""
+    from pooling.judging.crowd_simulation import play_round, simulated_crowd, truth_grades
+    from pooling.judging.rounds import get_round
+    from pooling.output_files import write_bytes
+    from pooling.store import Store
+    from pooling.terminal.progress import terminal_progress
+
+    with Store(store) as s:
+        rnd = get_round(s, round)
+        crowd = simulated_crowd(workers, rnd.grades, sloppy=sloppy, spammers=spammers,
+                                unjudgeable=unjudgeable, seed=seed, prefix=prefix)
+        answers = truth_grades(s, truth)
+        with terminal_progress() as bar:
+            play = play_round(s, round, answers, crowd, task_size=task_size, seed=seed,
+                              progress=bar)
+    kinds = {k: sum(w.kind == k for w in crowd) for k in ("reliable", "sloppy", "spammer")}
+    out.print(f"round {round}: {play.answers} answers ({play.unjudgeable} unjudgeable) in "
+              f"{play.tasks} tasks by {len(crowd)} simulated workers ({kinds['reliable']} "
+              f"reliable, {kinds['sloppy']} sloppy, {kinds['spammer']} spammers)", highlight=False)
+    if matrices is not None:
+        import io
+
+        import pyarrow.csv as pacsv
+
+        buf = io.BytesIO()
+        pacsv.write_csv(play.confusion_table(), buf)
+        write_bytes(matrices, buf.getvalue())
+        out.print(f"wrote {matrices}", highlight=False)

@@ -23,9 +23,13 @@ import pyarrow as pa
 
 from pooling.errors import StoreError, SubmissionConflict  # noqa: F401  (re-exported)
 from pooling.judging.assignments import (  # noqa: F401  (re-exported: the judgments API)
+    ORGANISER,
+    Assignments,
     assigned_items,
+    load_assignments,
     may_judge,
     not_assigned,
+    role_of,
 )
 from pooling.judging.history import (  # noqa: F401  (re-exported: the judgments API)
     KINDS,
@@ -208,9 +212,10 @@ def counted(results: Sequence[Outcome]) -> tuple[int, int]:
 # -- checking, then writing ----------------------------------------------------------------
 
 
-def validate(store: Store, j: Judgment, rnd: Round | None = None) -> str | None:
+def validate(store: Store, j: Judgment, rnd: Round | None = None,
+             known: Permissions | None = None) -> str | None:
     """Why a judgment cannot be accepted (`pooling.judging.validation.problem`, then who may
-    judge it), or None when it can."""
+    judge it), or None when it can. `known`: the permissions read so far in this call."""
     why = unstorable_text(j)  # first: the store cannot even look such text up
     if why:
         return why
@@ -218,9 +223,35 @@ def validate(store: Store, j: Judgment, rnd: Round | None = None) -> str | None:
     why = problem(j, rnd)
     if why:
         return why
-    if not may_judge(store, rnd.round_id, j.assessor_id, j.query_id, j.doc_id):
+    allowed = (known.may_judge(rnd, j) if known is not None
+               else may_judge(store, rnd.round_id, j.assessor_id, j.query_id, j.doc_id))
+    if not allowed:
         return not_assigned(rnd, j.assessor_id, j.query_id, j.doc_id)
     return None
+
+
+class Permissions:
+    """Who may judge what, read once per (round, topic, person) for one call of `record`: the
+    rule is `pooling.judging.assignments.Assignments.may_judge`, asked of rows loaded once (a
+    batch asks about many pairs of the same people and topics)."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._roles: dict[str, str | None] = {}
+        self._loaded: dict[tuple[str, str, str | None], Assignments] = {}
+
+    def may_judge(self, rnd: Round, j: Judgment) -> bool:
+        if j.assessor_id not in self._roles:
+            self._roles[j.assessor_id] = role_of(self.store, j.assessor_id)
+        role = self._roles[j.assessor_id]
+        if role is None:  # unknown people may judge nothing
+            return False
+        who = None if role == ORGANISER else j.assessor_id
+        loaded = self._loaded.get((rnd.round_id, j.query_id, who))
+        if loaded is None:
+            loaded = self._loaded.setdefault((rnd.round_id, j.query_id, who), load_assignments(
+                self.store, rnd, query_id=j.query_id, assessor_id=who))
+        return loaded.may_judge(j.assessor_id, role, j.query_id, j.doc_id)
 
 
 def record(store: Store, judgments: Iterable[Judgment]) -> tuple[int, int]:
@@ -232,26 +263,42 @@ def record(store: Store, judgments: Iterable[Judgment]) -> tuple[int, int]:
     """
     items = list(judgments)
     rounds: dict[str, Round] = {}
+    known = Permissions(store)
     problems = []
     for i, j in enumerate(items):
         why = unstorable_text(j)
         if why is None:
             rnd = rounds.get(j.round_id) or rounds.setdefault(j.round_id, get_round(store, j.round_id))
-            why = validate(store, j, rnd)
+            why = validate(store, j, rnd, known)
         if why:
             problems.append(f"judgment {i + 1}: {why}")
     if problems:
         raise StoreError("no judgment was stored:\n" + "\n".join(problems))
     stored = duplicates = 0
     with store.transaction():
-        for j in items:  # in order: an undo may take back a judgment of the same call
+        # In order: an undo may take back a judgment of the same call, so what comes before
+        # an undo is stored before it is checked; the runs between undos go together.
+        for group in _between_undos(items):
+            j = group[0]
             if j.kind == "retract" and not _sent_before(store, j) and not _answered(store, j):
                 on = f" on subtopic {j.subtopic!r}" if j.subtopic is not None else ""
                 raise StoreError(f"nothing to undo: {j.assessor_id!r} has no current judgment of "
                                  f"{j.doc_id!r}{on} for topic {j.query_id!r}")
-            new, again = append_judgments(store, [j])
+            new, again = append_judgments(store, group)
             stored, duplicates = stored + new, duplicates + again
     return stored, duplicates
+
+
+def _between_undos(items: Sequence[Judgment]) -> list[list[Judgment]]:
+    """The judgments in order: each undo alone, the runs of other judgments between undos
+    together."""
+    groups: list[list[Judgment]] = []
+    for j in items:
+        if j.kind == "retract" or not groups or groups[-1][0].kind == "retract":
+            groups.append([j])
+        else:
+            groups[-1].append(j)
+    return groups
 
 
 def _sent_before(store: Store, j: Judgment) -> bool:

@@ -331,6 +331,27 @@ def crowd_params(redundancy: int, gold: str | None, gold_rate: float | None) -> 
     return out
 
 
+def set_gold(store: Store, round_id: str, gold: str, gold_rate: float | None = None) -> Round:
+    """Name qrels version `gold` as a round's gold questions, mixed into each worker's queue
+    at `gold_rate` (default: the rate the round has, else 0.1) from the next pair handed out:
+    the organiser may add gold once a round has started, or draw it from the round's own pool
+    (`pooling.judging.crowd_simulation.gold_sample`). The round becomes a crowd round, with
+    the redundancy it has. Answers already made stay as they are; gold pairs never enter a
+    qrels version derived from the round, whenever they were named."""
+    rnd = get_round(store, round_id)
+    if rnd.adaptive or rnd.subtopics:
+        raise StoreError(f"round {round_id!r} is {'adaptive' if rnd.adaptive else 'a subtopic round'}"
+                         "; gold questions are mixed into static rounds that judge documents as "
+                         "a whole")
+    rate = gold_rate if gold_rate is not None else (rnd.gold_rate if rnd.gold else None)
+    crowd = crowd_params(rnd.redundancy, gold, rate)
+    check_gold(store, gold, list(rnd.topics))
+    params = {**rnd.params, **crowd}
+    with store.transaction() as con:
+        con.execute("UPDATE rounds SET params = ? WHERE round_id = ?", [json.dumps(params), round_id])
+    return get_round(store, round_id)
+
+
 def check_gold(store: Store, gold: str, query_ids: list[str]) -> None:
     """Refuse a gold version that does not exist or has no pair in the round's topics."""
     if not store.one("find qrels", "SELECT 1 FROM qrels_versions WHERE name = ?", [gold]):

@@ -13,7 +13,9 @@ Rules (each assessor's current judgment per pair is used; see pooling.judging.ju
 - judge-only:  the named automatic judge's grade alone;
 - wawa, dawid-skene: an aggregation model's most probable grade, which learns how reliable
                each person is (pooling.judging.model_rules); `gold` names a qrels version whose
-               pairs seed the model and stay out of the derived version.
+               pairs seed the model and stay out of the derived version;
+- gold-weighted: each labeller's vote weighted by the log-odds of their accuracy on the gold
+               version `gold` (which it needs); for a jury of unequal automatic judges.
 A crowd round's gold pairs (`Round.gold`) never enter a derived version, whatever the rule
 (`without_gold`), and an unjudgeable answer is no grade: a pair all of whose current answers
 are unjudgeable enters no version, and the version records how many pairs and answers were

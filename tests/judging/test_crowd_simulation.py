@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from pooling.errors import StoreError
-from pooling.judging.crowd_simulation import gold_sample, simulated_crowd
-from pooling.judging.rounds import create_round
+from pooling.judging.crowd_simulation import gold_sample, play_round, simulated_crowd, truth_grades
+from pooling.judging.model_rules import worker_confusion
+from pooling.judging.rounds import create_round, set_gold
+from pooling.judging.rules import derive_qrels
 from pooling.store import Store
 
 GRADES = (0, 1, 2)
@@ -123,3 +127,84 @@ def test_a_gold_sample_that_finds_nothing_names_the_way_out(pooled_store, tmp_pa
         with pytest.raises(StoreError, match="--per-topic"):
             gold_sample(s, "expert", "r1", 0, name="gold")
         assert not s.one("v", "SELECT 1 FROM qrels_versions WHERE name = 'gold'")
+
+
+@pytest.fixture
+def crowd_round(pooled_store):
+    """Round c1 on pooled_store: the top 20 of each topic, K = 3, gold drawn from outside the
+    pool (4 pairs per topic) at rate 0.2."""
+    with Store(pooled_store) as s:
+        create_round(s, "c1", "depth", strategy_params={"depth": 20}, redundancy=3)
+        gold_sample(s, "expert", "c1", 4, name="gold", seed=1)
+        set_gold(s, "c1", "gold", 0.2)
+    return pooled_store
+
+
+def test_a_simulated_crowd_brings_every_pair_to_k_through_the_people_queue(crowd_round):
+    with Store(crowd_round) as s:
+        crowd = simulated_crowd(8, GRADES, seed=2)
+        play = play_round(s, "c1", truth_grades(s, "expert"), crowd, task_size=4, seed=3)
+        answers = s.con.execute(
+            "SELECT query_id, doc_id, count(*), count(DISTINCT assessor_id) FROM judgments "
+            "WHERE round_id = 'c1' GROUP BY ALL").fetchall()
+        gold = set(s.con.execute("SELECT query_id, doc_id FROM qrels WHERE version = 'gold'").fetchall())
+        pooled = set(s.con.execute("SELECT query_id, doc_id FROM pool_entries "
+                                   "WHERE round_id = 'c1'").fetchall())
+        per_worker = dict(s.con.execute(
+            "SELECT assessor_id, count(*) FILTER (WHERE (query_id, doc_id) IN "
+            "(SELECT (query_id, doc_id) FROM qrels WHERE version = 'gold')) / count(*) "
+            "FROM judgments WHERE round_id = 'c1' GROUP BY ALL").fetchall())
+    counts = {(q, d): (n, distinct) for q, d, n, distinct in answers}
+    assert all(n == distinct for n, distinct in counts.values())  # nobody answers a pair twice
+    assert {p: n for p, (n, _) in counts.items() if p in pooled} == {p: 3 for p in pooled}
+    assert set(counts) - pooled <= gold  # the rest are gold questions
+    assert play.answers == sum(n for n, _ in counts.values())
+    assert sum(play.per_worker.values()) == play.answers
+    busy = [w for w, n in play.per_worker.items() if n >= 10]
+    assert busy and all(0.1 <= per_worker[w] <= 0.35 for w in busy)  # gold at about its rate
+
+
+def test_dawid_skene_recovers_the_simulated_workers_and_beats_their_votes(pooled_store):
+    """Nine workers (two spammers, three sloppy) answer every pair of 2 × 30 documents five
+    times over: the model's matrices put the reliable workers' diagonals within 0.15 of the
+    true 0.85 on average, and its qrels agree with the truth more often than the majority's."""
+    with Store(pooled_store) as s:
+        create_round(s, "c5", "depth", strategy_params={"depth": 30}, redundancy=5)
+        crowd = simulated_crowd(9, GRADES, sloppy=0.34, spammers=0.22, seed=5)
+        truth = truth_grades(s, "expert")
+        play_round(s, "c5", truth, crowd, task_size=6, seed=5)
+        derive_qrels(s, "dawid-skene", "ds", round_id="c5")
+        derive_qrels(s, "majority", "mv", round_id="c5")
+        fitted = worker_confusion(s, "ds").to_pandas()
+        right = {v: sum(truth[(q, d)] == g for q, d, g in _rows(s, v)) for v in ("ds", "mv")}
+    reliable = [w.assessor_id for w in crowd if w.kind == "reliable"]
+    diag = fitted[(fitted.true_grade == fitted.grade) & fitted.assessor_id.isin(reliable)]
+    assert abs(diag.groupby("assessor_id").probability.mean().mean() - 0.85) < 0.15
+    assert right["ds"] > right["mv"]
+
+
+def test_cli_draws_gold_and_plays_a_crowd_with_its_matrices_written(pooled_store, tmp_path):
+    with Store(pooled_store) as s:
+        create_round(s, "c2", "depth", strategy_params={"depth": 10}, redundancy=2)
+    cli = [sys.executable, "-m", "pooling", "crowd"]
+    made = subprocess.run([*cli, "gold", str(pooled_store), "--round", "c2", "--from", "expert",
+                           "--per-topic", "3", "--rate", "0.25", "--name", "g"],
+                          capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    assert "gold g: 6 pairs of 2 topics from expert, mixed into round c2 at rate 0.25 (K = 2)" in made.stdout
+    played = subprocess.run([*cli, "simulate", str(pooled_store), "--round", "c2", "--truth",
+                             "expert", "--workers", "5", "--spammers", "0.2", "--sloppy", "0",
+                             "--seed", "1", "--matrices", str(tmp_path / "m.csv")],
+                            capture_output=True, text=True)
+    assert played.returncode == 0, played.stderr
+    assert "by 5 simulated workers (4 reliable, 0 sloppy, 1 spammers)" in played.stdout
+    lines = (tmp_path / "m.csv").read_text().splitlines()
+    assert lines[0] == '"assessor_id","kind","true_grade","grade","probability"'
+    assert len(lines) == 1 + 5 * 9
+    with Store(pooled_store, read_only=True) as s:
+        assert s.one("n", "SELECT count(DISTINCT (query_id, doc_id)) FROM judgments "
+                     "WHERE round_id = 'c2' AND (query_id, doc_id) IN "
+                     "(SELECT (query_id, doc_id) FROM pool_entries WHERE round_id = 'c2')") == (20,)
+    again = subprocess.run([*cli, "gold", str(pooled_store), "--round", "c2", "--from", "expert",
+                            "--name", "g2", "--where", "nowhere"], capture_output=True, text=True)
+    assert again.returncode != 0 and "--where must be outside-pool, pool or any" in again.stderr
