@@ -8,7 +8,7 @@ judging package has no import cycle.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -176,7 +176,7 @@ def effective_judgments(
 # (a walk reflected at zero), so a pair is judged now when that is above zero; a pair judged
 # on subtopics has one history per subtopic and is judged when any of them is. Parameter: a
 # round_id, or NULL for every round.
-_JUDGED_PER_TOPIC = """
+_STEPS = """
     WITH steps AS (
         SELECT round_id, assessor_id, query_id, doc_id, subtopic,
                CASE WHEN kind = 'retract' THEN -1 ELSE 1 END AS step,
@@ -185,8 +185,10 @@ _JUDGED_PER_TOPIC = """
                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS height
         FROM judgments
         WHERE (?::VARCHAR IS NULL OR round_id = ?)
-          AND assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE kind = 'model')
-    ), judged_now AS (
+          AND assessor_id NOT IN ({left_out})
+    )"""
+_JUDGED_PER_TOPIC = _STEPS.format(
+    left_out="SELECT assessor_id FROM assessors WHERE kind = 'model'") + """, judged_now AS (
         SELECT round_id, query_id, doc_id FROM steps
         GROUP BY round_id, assessor_id, query_id, doc_id, subtopic
         HAVING sum(step) - least(0, min(height)) > 0
@@ -196,9 +198,23 @@ _JUDGED_PER_TOPIC = """
 """
 
 
-# The same walk, per pair: how many people have a current answer of each pair of a round.
-_ANSWERS_PER_PAIR = _JUDGED_PER_TOPIC.split("), judged_now AS")[0] + """
-    ), answered AS (
+# Whose answers take one of a crowd pair's K slots: people working on it, so neither an
+# automatic judge's (a judge's grades join qrels only through a rule that names it) nor an
+# organiser's (a check or an adjudication, which no rule counts as a vote). The one rule of
+# the K count: the store's counts (`answers_per_pair`, `pooling.judging.queue.topic_queue`)
+# and the judging server's (`pooling.web.live`) all leave out these assessors.
+NOT_COUNTED_TOWARD_K = ("SELECT assessor_id FROM assessors "
+                        "WHERE kind = 'model' OR role = 'organiser'")
+
+
+def not_counted_toward_k(store: Store) -> frozenset[str]:
+    """The assessors whose answers take no slot of a crowd pair's K (`NOT_COUNTED_TOWARD_K`)."""
+    return frozenset(r[0] for r in store.con.execute(NOT_COUNTED_TOWARD_K).fetchall())
+
+
+# The same walk, per pair: how many people have a current answer of each pair of a round,
+# organisers left out as well (`NOT_COUNTED_TOWARD_K`).
+_ANSWERS_PER_PAIR = _STEPS.format(left_out=NOT_COUNTED_TOWARD_K) + """, answered AS (
         SELECT query_id, doc_id, assessor_id FROM steps
         GROUP BY round_id, assessor_id, query_id, doc_id, subtopic
         HAVING sum(step) - least(0, min(height)) > 0
@@ -222,18 +238,14 @@ def judged_per_topic(store: Store, round_id: str | None = None) -> dict[tuple[st
     return {(r, q): n for r, q, n in rows}
 
 
-def unjudgeable_answers(store: Store, round_id: str | None = None,
-                        leave_out: Collection[tuple[str, str]] = ()) -> tuple[int, int]:
+def unjudgeable_answers(store: Store, round_id: str | None = None) -> tuple[int, int]:
     """(pairs, answers) left out of grades as unjudgeable: the current answers that are
-    unjudgeable, and the pairs all of whose current answers are (they enter no qrels);
-    pairs in `leave_out` (a round's gold) are not counted, as they enter no qrels anyway."""
+    unjudgeable, and the pairs all of whose current answers are (they enter no qrels)."""
     table = effective_judgments(store, round_id, answers=True)
     graded: dict[tuple[str, str, str], bool] = {}
     answers = 0
     for r, q, d, g in zip(*(table[c].to_pylist() for c in ("round_id", "query_id", "doc_id",
                                                              "grade")), strict=True):
-        if (q, d) in leave_out:
-            continue
         answers += g is None
         graded[(r or "", q, d)] = graded.get((r or "", q, d), False) or g is not None
     return sum(not v for v in graded.values()), answers

@@ -29,7 +29,7 @@ from typing import Protocol
 
 from pooling.judging.assignments import load_assignments
 from pooling.judging.crowd_queue import has_work, next_docs
-from pooling.judging.history import effective_judgments
+from pooling.judging.history import effective_judgments, not_counted_toward_k
 from pooling.judging.rounds import Round, choose_next, get_round, stopped, topic_rankings
 from pooling.store.core import Store
 
@@ -348,8 +348,7 @@ class CrowdQueue(OneTopicQueue):
         return not self._closed and has_work(
             self._docs, redundancy=self._rnd.redundancy, answers=self._answers,
             claimed=self._claimed, mine=self._mine, gold=self._gold, gold_rate=self._rnd.gold_rate,
-            gold_answered=len(self._mine & set(self._gold)), held=self._held, order=self._order,
-            worker=self._assessor)
+            gold_answered=len(self._mine & set(self._gold)), held=self._held, order=self._order)
 
     def failed(self, pairs: Iterable[Pair]) -> None:
         pass
@@ -358,12 +357,14 @@ class CrowdQueue(OneTopicQueue):
         return None  # it depends on what the other workers answer meanwhile
 
 
-def answer_counts(table) -> dict[str, int]:
+def answer_counts(table, left_out: Collection[str] = ()) -> dict[str, int]:
     """doc_id -> distinct people with a current answer, from `effective_judgments(...,
-    answers=True)` of one topic."""
+    answers=True)` of one topic; left_out: assessors whose answers count toward no K
+    (`pooling.judging.history.not_counted_toward_k`)."""
     counts: dict[str, int] = {}
-    for d in table["doc_id"].to_pylist():
-        counts[d] = counts.get(d, 0) + 1
+    for a, d in zip(table["assessor_id"].to_pylist(), table["doc_id"].to_pylist(), strict=True):
+        if a not in left_out:
+            counts[d] = counts.get(d, 0) + 1
     return counts
 
 
@@ -378,7 +379,8 @@ def topic_queue(store: Store, rnd: Round, assessor_id: str, query_id: str) -> Pa
                                   everyone["doc_id"].to_pylist(), strict=True) if a == assessor_id}
         loaded = load_assignments(store, rnd, query_id=query_id, assessor_id=assessor_id)
         return CrowdQueue(rnd, assessor_id, query_id, loaded.queue.get(query_id, []),
-                          loaded.gold.get(query_id, []), answer_counts(everyone), mine,
+                          loaded.gold.get(query_id, []),
+                          answer_counts(everyone, not_counted_toward_k(store)), mine,
                           closed=not loaded.has_topic(assessor_id, "assessor", query_id))
     # Adaptive rounds learn from every assessor's judgments of the topic; static ones follow
     # the person's own progress.

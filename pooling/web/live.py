@@ -28,6 +28,7 @@ import queue
 import threading
 import time
 from collections import Counter, OrderedDict
+from collections.abc import Mapping
 from concurrent.futures import Future, InvalidStateError
 from itertools import islice
 
@@ -43,7 +44,7 @@ from pooling.judging.assignments import (
     members_by_round,
 )
 from pooling.judging.crowd_queue import Claims, OpenPairs
-from pooling.judging.history import replay
+from pooling.judging.history import NOT_COUNTED_TOWARD_K, not_counted_toward_k, replay
 from pooling.judging.judgments import (
     VALUES_ROWS,
     Judgment,
@@ -97,9 +98,12 @@ def _current(events: list[Event]) -> tuple[int, int] | None:
 class CrowdTopic:
     """A crowd round's topic as the server keeps it: each pair's distinct people with a
     current answer (the count toward K), kept up to date as answers and undos are stored.
-    Each judgment is applied once, by its seq, whether it came in the load or after it."""
+    Each judgment is applied once, by its seq, whether it came in the load or after it.
+    uncounted: the assessors whose answers take no slot of K (automatic judges and
+    organisers: `pooling.judging.history.NOT_COUNTED_TOWARD_K`), as of the load."""
 
-    def __init__(self) -> None:
+    def __init__(self, uncounted: frozenset[str] = frozenset()) -> None:
+        self.uncounted = uncounted
         self.depth: dict[tuple[str, str], int] = {}  # (doc, assessor) -> answers on their stack
         self.answers: Counter[str] = Counter()  # doc -> people with a current answer
         self.seen: set[int] = set()
@@ -189,7 +193,9 @@ class LiveCampaign:
                            if now.get(r) != self._fingerprints.get(r)}
                 self._fingerprints = now
             with self._lock:
-                if everything or "judgments" in (tables or ()) or changed:
+                # A person made organiser (or a new automatic judge) changes who counts
+                # toward K (`NOT_COUNTED_TOWARD_K`): the crowd counts are read again.
+                if everything or changed or {"judgments", "assessors"} & (tables or set()):
                     self._crowd.clear()
                     self._crowd_loading.clear()
                 if everything or changed:
@@ -268,37 +274,44 @@ class LiveCampaign:
                 mine.add(r)
         return sorted(mine)
 
-    def _answers(self, round_id: str, query_id: str) -> Counter[str]:
-        """doc -> people with a current answer, of a crowd round's topic (loaded once)."""
+    def _answers(self, round_id: str, query_id: str) -> CrowdTopic:
+        """A crowd round's topic: doc -> people with a current answer, and its open pairs
+        (loaded once)."""
         key = (round_id, query_id)
         with self._lock:
             found = self._crowd.get(key)
             if found is not None:
-                return found.answers
+                return found
             if getattr(self._local, "cached_only", False):
                 raise Miss
             self._crowd_loading.setdefault(key, [])
             generation = self.generation
-        rows = self._store(lambda s: s.con.execute(
+        uncounted, rows = self._store(lambda s: (not_counted_toward_k(s), s.con.execute(
             "SELECT seq, assessor_id, doc_id, kind FROM judgments WHERE round_id = ? AND "
-            "query_id = ? AND assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE "
-            "kind = 'model') ORDER BY seq", [round_id, query_id]).fetchall())
-        topic = CrowdTopic()
+            f"query_id = ? AND assessor_id NOT IN ({NOT_COUNTED_TOWARD_K}) ORDER BY seq",
+            [round_id, query_id]).fetchall()))
+        topic = CrowdTopic(uncounted)
         for row in rows:
             topic.apply(*row)
         with self._lock:
             for row in self._crowd_loading.pop(key, []):  # stored while this was read
-                topic.apply(*row)
+                if row[1] not in uncounted:
+                    topic.apply(*row)
             view = self._rounds.get(round_id)
             if view is not None:
                 claims = self.claims.counts(key, self.clock())
+                # Regular pairs only: a gold pair that is also queued is never handed out as
+                # one (`next_docs`), so among the open pairs it would only use up the few
+                # places `_crowd_queue` reads.
+                gold = set(view.gold.get(query_id, ()))
                 topic.open = OpenPairs(
-                    view.queue.get(query_id, []), view.rnd.redundancy,
+                    [d for d in view.queue.get(query_id, []) if d not in gold],
+                    view.rnd.redundancy,
                     {d: n + claims.get(d, 0) for d, n in topic.answers.items()}
                     | {d: topic.answers.get(d, 0) + n for d, n in claims.items()})
             if generation == self.generation:
                 topic = self._crowd.setdefault(key, topic)
-        return topic.answers
+        return topic
 
     def _claims_changed(self) -> None:
         """Move the pairs whose claims changed to their place among the open pairs (under
@@ -310,28 +323,35 @@ class LiveCampaign:
                 topic.recount(doc, self.claims.count(topic_key, doc))
 
     def _crowd_queue(self, view: Assignments, assessor_id: str, query_id: str,
-                     mine: dict[str, tuple[int, int]], *, claim: bool) -> CrowdQueue:
+                     mine: dict[str, tuple[int, int]], *, claim: bool) -> CrowdQueue | _Claiming:
         """A worker's queue of a crowd round's topic from memory: everyone's answers and the
         live claims (`pooling.judging.crowd_queue`); claim: the document it hands out next is
         claimed for this worker (a page shown), else only looked at (the home page)."""
-        answers = self._answers(view.rnd.round_id, query_id)
+        loaded = self._answers(view.rnd.round_id, query_id)  # first: it may read the store
+        if claim:
+            return _Claiming(self, view, assessor_id, query_id, mine, loaded)
+        with self._lock:
+            return self._crowd_queue_now(view, assessor_id, query_id, mine, loaded)
+
+    def _crowd_queue_now(self, view: Assignments, assessor_id: str, query_id: str,
+                         mine: Mapping[str, tuple[int, int]], loaded: CrowdTopic) -> CrowdQueue:
+        """A worker's `CrowdQueue` as the answers and claims are now (under the lock): the
+        topic's counts as kept (`loaded`, as `_answers` read it, if a refresh dropped them
+        since). A choice made from it is claimed before the lock is let go (`_Claiming`)."""
         key = (view.rnd.round_id, query_id)
         now = self.clock()
-        with self._lock:
-            held = self.claims.held(assessor_id, key, now)
-            claimed = dict(self.claims.counts(key, now))
-            self._claims_changed()
-            topic = self._crowd.get(key)
-            order = list(islice(topic.open.in_order(), len(mine) + 2)) if (
-                topic is not None and topic.open is not None) else None
-        # The open pairs in order, as far as this worker can need them: past their own answers.
-        queue = CrowdQueue(view.rnd, assessor_id, query_id, view.queue.get(query_id, []),
-                           view.gold.get(query_id, []), answers, mine, claimed=claimed,
-                           held=held, closed=not view.has_topic(assessor_id, "assessor", query_id),
-                           order=order)
-        if not claim:
-            return queue
-        return _Claiming(queue, self, assessor_id, key)
+        held = self.claims.held(assessor_id, key, now)
+        claimed = dict(self.claims.counts(key, now))
+        self._claims_changed()
+        topic = self._crowd.get(key) or loaded
+        # The open regular pairs in order, as far as this worker can need them: past their
+        # own answers and the document they hold, to the one they are handed.
+        order = list(islice(topic.open.in_order(), len(mine) + 2)) if (
+            topic.open is not None) else None
+        return CrowdQueue(view.rnd, assessor_id, query_id, view.queue.get(query_id, []),
+                          view.gold.get(query_id, []), topic.answers, mine, claimed=claimed,
+                          held=held, closed=not view.has_topic(assessor_id, "assessor", query_id),
+                          order=order)
 
     def _position(self, docs: list[str], mine: dict[str, tuple[int, int]], doc_id: str,
                   crowd: bool) -> tuple[int, str | None, str | None, str | None]:
@@ -563,13 +583,11 @@ class LiveCampaign:
         with self._lock:
             crowd_key = (j.round_id or "", j.query_id)
             topic = self._crowd.get(crowd_key)
-            view = self._rounds.get(j.round_id or "")
-            if view is not None and j.assessor_id in view.judges:
-                topic = None  # an automatic judge's answer counts toward no K, as in the store
+            if topic is not None and j.assessor_id in topic.uncounted:
+                topic = None  # an automatic judge's or organiser's answer: no slot of K
             elif topic is not None:
                 topic.apply(seq, j.assessor_id, j.doc_id, j.kind)
-            if topic is None and crowd_key in self._crowd_loading and (
-                    view is None or j.assessor_id not in view.judges):
+            elif crowd_key in self._crowd_loading:  # the load leaves out whom it must
                 self._crowd_loading[crowd_key].append((seq, j.assessor_id, j.doc_id, j.kind))
             if j.kind != "retract":
                 self.claims.release(j.assessor_id, crowd_key, j.doc_id)
@@ -586,19 +604,25 @@ class LiveCampaign:
 
 
 class _Claiming:
-    """A crowd queue whose next document is claimed for the worker as it is handed out."""
+    """A crowd queue whose next document is claimed for the worker as it is handed out: the
+    choice and the claim are one hold of the lock, so two workers asking at once (the event
+    loop and a worker thread) cannot both take a pair's last slot of K."""
 
-    def __init__(self, queue: CrowdQueue, live: LiveCampaign, assessor_id: str,
-                 key: tuple[str, str]):
-        self._queue, self._live, self._assessor, self._key = queue, live, assessor_id, key
+    def __init__(self, live: LiveCampaign, view: Assignments, assessor_id: str, query_id: str,
+                 mine: Mapping[str, tuple[int, int]], loaded: CrowdTopic):
+        self._live, self._view, self._assessor = live, view, assessor_id
+        self._query_id, self._mine, self._loaded = query_id, mine, loaded
 
     def next_pairs(self, limit: int | None = None) -> list[tuple[str, str]]:
-        pairs = self._queue.next_pairs(limit)
-        if pairs:
-            with self._live._lock:
-                self._live.claims.claim(self._assessor, self._key, pairs[0][1],
-                                        self._live.clock())
-                self._live._claims_changed()
+        live = self._live
+        with live._lock:
+            queue = live._crowd_queue_now(self._view, self._assessor, self._query_id,
+                                          self._mine, self._loaded)
+            pairs = queue.next_pairs(limit)
+            if pairs:
+                live.claims.claim(self._assessor, (self._view.rnd.round_id, self._query_id),
+                                  pairs[0][1], live.clock())
+                live._claims_changed()
         return pairs
 
 

@@ -13,7 +13,12 @@ import pytest
 from pooling.errors import StoreError
 from pooling.judging.assessors import add_assessor
 from pooling.judging.batches import export_batch, import_batch
-from pooling.judging.history import effective_judgments, history, unjudgeable_answers
+from pooling.judging.history import (
+    answers_per_pair,
+    effective_judgments,
+    history,
+    unjudgeable_answers,
+)
 from pooling.judging.judgments import Judgment, record, undo_in_store
 from pooling.judging.queue import next_document, topic_queue
 from pooling.judging.rounds import create_round, get_round
@@ -186,11 +191,9 @@ def test_automatic_judges_are_not_workers_of_a_crowd_round(store):
 def test_a_batch_of_a_crowd_round_is_the_worker_s_queue_and_takes_unjudgeable(store, tmp_path):
     crowd(store, k=2, rate=0.25)
     out = tmp_path / "ann.csv"
-    n = export_batch(store, "c", "ann", out)
+    assert export_batch(store, "c", "ann", out) == 6 + 3  # six pairs, gold within one of 9/4
     rows = list(csv.DictReader(out.open()))
-    gold = sum(r["doc_id"].startswith("g") for r in rows)
-    assert n == len(rows) == 6 + gold  # all six pairs, and gold at its turns
-    assert 1 <= gold <= 3  # within one pair of a quarter of each topic's answers
+    assert sum(r["doc_id"].startswith("g") for r in rows) == 3
     rows[0]["grade"], rows[1]["grade"] = "unjudgeable", "2"
     with out.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -219,3 +222,15 @@ def test_cli_progress_counts_a_crowd_round_s_pairs_at_k(store):
                or " c " in line)
     assert "crowd, 2 answer(s) per pair, gold gold" in done.stdout
     assert "2 at 2" in row
+
+
+def test_an_organiser_s_answer_takes_no_worker_s_slot_of_k(store):
+    crowd(store, k=2, gold=None)
+    add_assessor(store, "org", role="organiser")
+    record(store, [Judgment("c", "org", "1", "d1", 2)])  # a check, not a worker's vote
+    assert answers_per_pair(store, "c") == {}
+    assert next_document(store, "c", "ann", "1") == "d1"  # fewest answers, then queue order
+    everything = [f"d{i}" for i in range(1, 7)]
+    assert sorted(work(store, "ann")) == sorted(work(store, "bob")) == everything
+    assert answers_per_pair(store, "c") == {("1", d): 2 for d in everything}
+    assert work(store, "cid") == []  # every pair has its two workers' answers

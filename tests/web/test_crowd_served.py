@@ -10,10 +10,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from inprocess import app_on, csrf_of, logged_in
+from inprocess import app_on, client, csrf_of, logged_in
 
 from pooling.judging.assessors import add_assessor
 from pooling.judging.history import effective_judgments, history
+from pooling.judging.judgments import Judgment, record
+from pooling.judging.queue import next_document
 from pooling.judging.rounds import create_round
 from pooling.store import Store
 from pooling.web.openapi import API_ROOT
@@ -23,12 +25,14 @@ QUEUED = [f"d{i}" for i in range(1, 9)]
 GOLD = ["g1", "g2", "g3"]
 
 
-def crowd_store(tmp_path: Path, *, k: int = 3, rate: float = 0.25) -> tuple[Path, dict[str, str]]:
-    """One topic, eight queued documents and three gold ones with text; a crowd round."""
+def crowd_store(tmp_path: Path, *, k: int = 3, rate: float = 0.25,
+                gold: list[str] = GOLD) -> tuple[Path, dict[str, str]]:
+    """One topic, eight queued documents and three gold ones with text; a crowd round.
+    gold: the gold documents instead (some of the queued ones: gold that overlaps the pool)."""
     path = tmp_path / "crowd.duckdb"
     (tmp_path / "a.run").write_text("".join(f"1 Q0 {d} {i} {50 - i} A\n"
                                             for i, d in enumerate(QUEUED, start=1)))
-    (tmp_path / "gold.qrels").write_text("".join(f"1 0 {g} 1\n" for g in GOLD))
+    (tmp_path / "gold.qrels").write_text("".join(f"1 0 {g} 1\n" for g in gold))
     (tmp_path / "topics.jsonl").write_text(json.dumps(
         {"query_id": "1", "title": "solar panels", "description": "Costs of solar panels."}) + "\n")
     (tmp_path / "docs.jsonl").write_text("".join(
@@ -212,3 +216,122 @@ def test_the_api_refuses_a_token_at_once_when_it_is_revoked_or_replaced(tmp_path
         assert w3.get("/rounds").status_code == 200
     with httpx.Client(base_url=server.url.rstrip("/") + API_ROOT, timeout=30) as anonymous:
         assert anonymous.get("/rounds", headers={"Authorization": "Bearer nope"}).status_code == 401
+
+
+def served_next(c, token: str) -> str | None:
+    """The document the API hands the worker next (claimed for them), or None when done."""
+    page = c.get(f"{API_ROOT}/rounds/c/topics/1/next",
+                 headers={"Authorization": f"Bearer {token}"}).json()
+    return None if page["done"] else page["doc_id"]
+
+
+def answer(c, token: str, doc_id: str, n: int) -> None:
+    sent = c.post(f"{API_ROOT}/rounds/c/topics/1/judgments",
+                  headers={"Authorization": f"Bearer {token}"},
+                  json={"doc_id": doc_id, "grade": 1, "submission_id": f"sub-{n:04d}-0123456789ab"})
+    assert sent.status_code == 200, sent.text
+
+
+def test_served_and_store_paths_hand_the_same_documents_when_gold_overlaps_the_pool(tmp_path):
+    # As `pooling pool --gold nist` does when NIST's pairs are among the pooled ones: half of
+    # the queue is gold, and gold pairs are never handed out as regular ones.
+    path, tokens = crowd_store(tmp_path, k=3, rate=0.1, gold=QUEUED[:4])
+    with app_on(path) as app:
+        c = client(app)
+        n = 0
+        for w in ("w1", "w2", "w3", "w4"):
+            handed = []
+            while True:
+                expected = app.live.gate.run_sync(next_document, "c", w, "1")
+                served = served_next(c, tokens[w])
+                assert served == expected, f"{w} after {handed}"
+                if served is None:
+                    break
+                handed.append(served)
+                n += 1
+                answer(c, tokens[w], served, n)
+            regular = sorted(d for d in handed if d not in QUEUED[:4])
+            assert regular == (QUEUED[4:] if w != "w4" else []), w  # K = 3 reached after w3
+
+
+class RacingLock:
+    """The live state's lock, letting a second worker choose (`other`, run to its end) just
+    after the first lets the lock go for the `at`-th time: every point where a thread
+    switch could put the other worker's request between two steps of the first one's."""
+
+    def __init__(self, lock, at: int, other):
+        self.lock, self.at, self.other = lock, at, other
+        self.depth = self.releases = 0
+
+    def __enter__(self):
+        self.lock.acquire()
+        self.depth += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.depth -= 1
+        self.lock.release()
+        if self.depth == 0 and self.other is not None:
+            self.releases += 1
+            if self.releases == self.at:
+                other, self.other = self.other, None
+                other()
+
+
+def race(tmp_path: Path, at: int) -> tuple[dict[str, str], dict[str, int]] | None:
+    """w1 and w2 (one gold answer each) are handed a document at once of a round at K = 1,
+    w2 stepping in at w1's `at`-th letting go of the lock: what each was handed and the live
+    claims per document; None when w1 let it go fewer times."""
+    tmp_path.mkdir()
+    path, tokens = crowd_store(tmp_path, k=1, rate=0.01)
+    with app_on(path) as app:
+        live = app.live
+        c = client(app)
+        for n, w in enumerate(("w1", "w2")):
+            answer(c, tokens[w], served_next(c, tokens[w]), n)
+        chosen: dict[str, str] = {}
+
+        def choose(worker: str) -> None:
+            chosen[worker] = live.judging_page(worker, "assessor", "c", "1").doc_id
+
+        lock = RacingLock(live._lock, at, lambda: choose("w2"))
+        live._lock = lock
+        choose("w1")
+        live._lock = lock.lock
+        if lock.other is not None:
+            return None
+        return chosen, {d: live.claims.count(("c", "1"), d) for d in QUEUED}
+
+
+def test_two_workers_choosing_at_once_cannot_both_claim_a_pair_s_last_slot(tmp_path):
+    at = 1
+    while (raced := race(tmp_path / str(at), at)) is not None:
+        chosen, claims = raced
+        assert chosen["w1"] != chosen["w2"], f"both handed {chosen['w1']} (w2 at step {at})"
+        assert max(claims.values()) == 1
+        at += 1
+    assert at > 2  # the second worker stepped in at one point or more
+
+
+def test_an_organiser_s_answer_takes_no_worker_s_slot_of_k_on_the_server(tmp_path):
+    path, tokens = crowd_store(tmp_path, k=2, rate=0.01)
+    with Store(path) as s:  # read when the server loads the topic
+        record(s, [Judgment("c", "org", "1", "d1", 2)])
+    with app_on(path) as app:
+        c = client(app)
+        first = served_next(c, tokens["w1"])  # the topic is loaded: a gold document
+        answer(c, tokens["org"], "d2", 0)  # taken in as it is stored
+        answer(c, tokens["w1"], first, 1)
+        assert served_next(c, tokens["w1"]) == "d1"  # fewest answers, then queue order
+        n = 2
+        for w in ("w1", "w2"):
+            handed = []
+            while (doc := served_next(c, tokens[w])) is not None:
+                handed.append(doc)
+                n += 1
+                answer(c, tokens[w], doc, n)
+            assert sorted(d for d in handed if d not in GOLD) == QUEUED, w
+        rounds = c.get(f"{API_ROOT}/rounds",
+                       headers={"Authorization": f"Bearer {tokens['org']}"}).json()["rounds"]
+        assert rounds[0]["judged"] == len(QUEUED)  # every pair at K, by the workers alone
+        assert served_next(c, tokens["w3"]) in GOLD  # only gold is left for anyone else
