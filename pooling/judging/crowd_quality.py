@@ -29,7 +29,7 @@ from pooling.agreement.worker_quality import (
 )
 from pooling.errors import StoreError
 from pooling.formats.csv_cells import safe_cell
-from pooling.judging.history import replay
+from pooling.judging.history import NOT_COUNTED_TOWARD_K, replay
 from pooling.judging.rounds import get_round
 from pooling.judging.worker_decisions import Decision, current_decisions, record_decisions
 from pooling.store.core import Store
@@ -39,12 +39,11 @@ ANSWERS_SCHEMA = pa.schema([("assessor_id", pa.string()), ("query_id", pa.string
                             ("grade", pa.int64()), ("seconds", pa.float64())])
 # Each worker's judgments in the round: assessors' (organisers' adjudications and automatic
 # judges' grades are left out, as the aggregation rules leave them out).
-_WORKERS_JUDGMENTS = """
+_WORKERS_JUDGMENTS = f"""
     SELECT assessor_id, query_id, doc_id, subtopic, kind, grade, seconds, seq
     FROM judgments
     WHERE round_id = ?
-      AND assessor_id NOT IN (SELECT assessor_id FROM assessors
-                              WHERE kind = 'model' OR role = 'organiser')"""
+      AND assessor_id NOT IN ({NOT_COUNTED_TOWARD_K})"""
 # `ident` hashes what a replay groups by: a pair with one event needs no replay, and a
 # collision only sends two pairs through the replay, which groups by the values themselves.
 _TEXT = f"""
