@@ -48,7 +48,7 @@ from pooling.judging.model_rules import (
     task_id,
     task_pair,
 )
-from pooling.judging.rounds import get_round
+from pooling.judging.rounds import get_round, gold_pairs
 from pooling.judging.sampled_rounds import is_sampled_round
 from pooling.store.core import Store
 from pooling.store.qrels import QrelsImport, save_qrels
@@ -129,17 +129,15 @@ def judge_jury(
 
 
 def _round_gold_pairs(store: Store, round_id: str) -> list[tuple[str, str]]:
-    """A crowd round's gold pairs on its topics that are not in its pool."""
+    """A crowd round's gold pairs (`pooling.judging.rounds.gold_pairs`) that are not in its
+    pool: the judging of the round's queue does not reach them."""
     rnd = get_round(store, round_id)
-    gold = rnd.params.get("gold")
-    if not gold or rnd.adaptive or rnd.subtopics is not None:
+    if rnd.adaptive or rnd.subtopics is not None:
         return []
     pooled = {tuple(r) for r in store.con.execute(
         "SELECT query_id, doc_id FROM pool_entries WHERE round_id = ?", [round_id]).fetchall()}
-    topics = set(rnd.topics)
-    table = store.qrels_table(gold)
-    return [(q, d) for q, d in zip(table["query_id"].to_pylist(), table["doc_id"].to_pylist(),
-                                   strict=True) if q in topics and (q, d) not in pooled]
+    return [(q, d) for q, docs in gold_pairs(store, rnd).items() for d in docs
+            if (q, d) not in pooled]
 
 
 def _add(report: JudgeReport, more: JudgeReport) -> None:
