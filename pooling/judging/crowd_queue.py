@@ -6,10 +6,11 @@ worker's queue. A worker's next document of a topic (`next_docs`):
 
 1. the document they were handed last and have not answered yet, while its claim holds (a
    page reloaded shows the same document);
-2. a gold document, when it is the worker's gold turn (`gold_turn`: gold answered <
-   rate x (answered + 1)) and a gold document of the topic is left for them; each worker
-   meets the gold documents in an order of their own (`gold_order`), so two workers do not
-   meet them in the same order;
+2. a gold document, when it is the worker's gold turn (`gold_turn`: one gold slot in each
+   block of about 1 / rate answers, at an offset of the worker's own, so gold stays within
+   one pair of rate x answered and no fixed position gives it away) and a gold document of
+   the topic is left for them; each worker meets the gold documents in an order of their
+   own (`gold_order`), so two workers do not meet them in the same order;
 3. else the queued documents they have not answered whose answers plus live claims are
    fewer than K, fewest first, then in queue order.
 
@@ -33,11 +34,33 @@ from itertools import islice
 LEASE_SECONDS = 600.0  # how long a handed-out, unanswered document counts toward K
 
 
-def gold_turn(answered: int, gold_answered: int, rate: float) -> bool:
-    """Whether a worker's next pair is gold: they have answered fewer gold pairs than
-    `rate` of their answers counting the next one, so gold stays within one pair of
-    rate x answered."""
-    return gold_answered < rate * (answered + 1)
+def gold_turn(answered: int, gold_answered: int, rate: float, key: str = "") -> bool:
+    """Whether a worker's next pair (their answer number `answered`, from 0) is gold.
+
+    A worker's answers fall in blocks of about 1 / rate (block b: answers floor(b / rate) up
+    to floor((b + 1) / rate)), and each block holds one gold slot at an offset drawn from a
+    hash of `key` (the worker and the topic) and b. The next pair is gold while the worker
+    has answered fewer gold pairs than there are slots up to it. So gold stays within one
+    pair of rate x answered, and a worker cannot tell from a page's position which pair is
+    gold: no fixed answer (not the first, not every tenth) is the gold one."""
+    if rate <= 0:
+        return False
+    p = answered
+    block = int(p * rate)
+    while int((block + 1) / rate) <= p:  # floating point: the block whose span holds p
+        block += 1
+    while block > 0 and int(block / rate) > p:
+        block -= 1
+    start, end = int(block / rate), max(int((block + 1) / rate), int(block / rate) + 1)
+    digest = hashlib.sha1(f"{key}\0{block}".encode()).digest()
+    slot = start + int.from_bytes(digest[:8], "big") % (end - start)
+    return gold_answered < block + (1 if slot <= p else 0)
+
+
+def gold_key(worker: str, gold: Sequence[str]) -> str:
+    """What a worker's gold slots are drawn from: the worker and the topic (named by its
+    gold documents, which no other topic shares)."""
+    return f"{worker}\0{min(gold) if gold else ''}"
 
 
 def gold_order(worker: str, gold: Sequence[str]) -> list[str]:
@@ -71,6 +94,7 @@ def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
         answered += 1
         gold_done += held in gold_set
     gold_left = [d for d in gold_order(worker, gold) if d not in mine and d not in out]
+    key = gold_key(worker, gold)
     wanted = limit - len(out)
     if order is None:
         order = (d for _, _, d in sorted(
@@ -79,8 +103,8 @@ def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
                            and answers.get(d, 0) + claimed.get(d, 0) < redundancy),
                           max(wanted, 0)))
     while len(out) < limit and (gold_left or regular):
-        if gold_left and (gold_turn(answered, gold_done, gold_rate) or not regular):
-            if not gold_turn(answered, gold_done, gold_rate):
+        if gold_left and (gold_turn(answered, gold_done, gold_rate, key) or not regular):
+            if not gold_turn(answered, gold_done, gold_rate, key):
                 break  # only gold is left, and it is not its turn: the topic is done for now
             out.append(gold_left.pop(0))
             gold_done += 1
@@ -90,7 +114,7 @@ def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
     return out
 
 
-def has_work(queue: Sequence[str], *, redundancy: int, answers: Mapping[str, int],
+def has_work(queue: Sequence[str], *, worker: str, redundancy: int, answers: Mapping[str, int],
              claimed: Mapping[str, int], mine: Collection[str], gold: Sequence[str] = (),
              gold_rate: float = 0.0, gold_answered: int = 0, held: str | None = None,
              order: Iterable[str] | None = None) -> bool:
@@ -98,7 +122,8 @@ def has_work(queue: Sequence[str], *, redundancy: int, answers: Mapping[str, int
     queue (the home page asks it of every topic); order: as for `next_docs`."""
     if held is not None and held not in mine:
         return True
-    if gold_turn(len(mine), gold_answered, gold_rate) and any(d not in mine for d in gold):
+    if gold_turn(len(mine), gold_answered, gold_rate, gold_key(worker, gold)) and any(
+            d not in mine for d in gold):
         return True
     gold_set = frozenset(gold)
     return any(d not in mine and d not in gold_set

@@ -222,7 +222,8 @@ def gold_sample(store: Store, source: str, round_id: str, per_topic: int, *, nam
                 where: Where = "outside-pool", seed: int = 0) -> QrelsImport:
     """A gold qrels version for a round: up to `per_topic` pairs of each of the round's topics
     from the expert's version `source`, taken in turn from each grade (at random within a
-    grade, seeded), so the gold holds relevant and non-relevant pairs alike.
+    grade, seeded), so the gold holds relevant and non-relevant pairs alike. Where the store
+    holds document texts, only documents with one qualify (a gold page must look like any).
 
     `where` says which pairs qualify. "outside-pool" (the default): pairs the round does not
     queue, so every pooled pair is still judged by the crowd and enters the derived qrels
@@ -235,13 +236,17 @@ def gold_sample(store: Store, source: str, round_id: str, per_topic: int, *, nam
     expert = store.qrels_table(source)
     pooled = {tuple(r) for r in store.con.execute(
         "SELECT query_id, doc_id FROM pool_entries WHERE round_id = ?", [round_id]).fetchall()}
+    # A gold page must look like any other: where the store holds texts, a document without
+    # one ("document missing") would give the gold away, so only documents with text qualify.
+    with_text = {r[0] for r in store.con.execute(
+        "SELECT DISTINCT doc_id FROM documents WHERE coalesce(text, title, '') <> ''").fetchall()}
     rng = np.random.default_rng(seed)
     by_topic: dict[str, dict[int, list[str]]] = {}
     topics = set(rnd.topics)
     for q, d, g in zip(*(expert[c].to_pylist() for c in ("query_id", "doc_id", "relevance")),
                        strict=True):
         if q not in topics or (where == "outside-pool" and (q, d) in pooled) or (
-                where == "pool" and (q, d) not in pooled):
+                where == "pool" and (q, d) not in pooled) or (with_text and d not in with_text):
             continue
         by_topic.setdefault(q, {}).setdefault(g, []).append(d)
     rows: list[tuple[str, str, int]] = []

@@ -8,7 +8,7 @@ judging package has no import cycle.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -238,14 +238,18 @@ def judged_per_topic(store: Store, round_id: str | None = None) -> dict[tuple[st
     return {(r, q): n for r, q, n in rows}
 
 
-def unjudgeable_answers(store: Store, round_id: str | None = None) -> tuple[int, int]:
+def unjudgeable_answers(store: Store, round_id: str | None = None,
+                        leave_out: Collection[tuple[str, str]] = ()) -> tuple[int, int]:
     """(pairs, answers) left out of grades as unjudgeable: the current answers that are
-    unjudgeable, and the pairs all of whose current answers are (they enter no qrels)."""
+    unjudgeable, and the pairs all of whose current answers are (they enter no qrels);
+    pairs in `leave_out` (a round's gold) are not counted, as they enter no qrels anyway."""
     table = effective_judgments(store, round_id, answers=True)
     graded: dict[tuple[str, str, str], bool] = {}
     answers = 0
     for r, q, d, g in zip(*(table[c].to_pylist() for c in ("round_id", "query_id", "doc_id",
                                                              "grade")), strict=True):
+        if (q, d) in leave_out:
+            continue
         answers += g is None
         graded[(r or "", q, d)] = graded.get((r or "", q, d), False) or g is not None
     return sum(not v for v in graded.values()), answers

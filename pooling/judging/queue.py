@@ -348,7 +348,8 @@ class CrowdQueue(OneTopicQueue):
         return not self._closed and has_work(
             self._docs, redundancy=self._rnd.redundancy, answers=self._answers,
             claimed=self._claimed, mine=self._mine, gold=self._gold, gold_rate=self._rnd.gold_rate,
-            gold_answered=len(self._mine & set(self._gold)), held=self._held, order=self._order)
+            gold_answered=len(self._mine & set(self._gold)), held=self._held, order=self._order,
+            worker=self._assessor)
 
     def failed(self, pairs: Iterable[Pair]) -> None:
         pass

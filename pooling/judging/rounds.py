@@ -71,6 +71,13 @@ class Round:
         return self.params.get("gold")
 
     @property
+    def gold_versions(self) -> list[str]:
+        """Every gold version the round has had, the current one last (`set_gold` may replace
+        one): none of their pairs enters a qrels version derived from the round."""
+        earlier = [v for v in self.params.get("gold_before") or [] if v != self.gold]
+        return earlier + ([self.gold] if self.gold else [])
+
+    @property
     def gold_rate(self) -> float:
         """About what share of each worker's pairs is gold (0 without gold)."""
         if self.gold is None:
@@ -347,6 +354,8 @@ def set_gold(store: Store, round_id: str, gold: str, gold_rate: float | None = N
     crowd = crowd_params(rnd.redundancy, gold, rate)
     check_gold(store, gold, list(rnd.topics))
     params = {**rnd.params, **crowd}
+    if rnd.gold is not None and rnd.gold != gold:  # the pairs of a replaced gold stay gold
+        params["gold_before"] = [v for v in rnd.gold_versions if v != gold]
     with store.transaction() as con:
         con.execute("UPDATE rounds SET params = ? WHERE round_id = ?", [json.dumps(params), round_id])
     return get_round(store, round_id)
@@ -367,15 +376,17 @@ def check_gold(store: Store, gold: str, query_ids: list[str]) -> None:
                          "--topics")
 
 
-def gold_pairs(store: Store, rnd: Round) -> dict[str, list[str]]:
+def gold_pairs(store: Store, rnd: Round, *, every: bool = False) -> dict[str, list[str]]:
     """A gold round's gold documents per topic of the round (query_id -> doc_ids by id); {}
-    for a round without gold."""
-    if rnd.gold is None:
+    for a round without gold. every: of every gold version the round has had (what derived
+    qrels leave out), not only the one mixed in now (what workers are handed)."""
+    versions = rnd.gold_versions if every else ([rnd.gold] if rnd.gold else [])
+    if not versions:
         return {}
     out: dict[str, list[str]] = {}
-    for q, d in store.sql("gold pairs", "SELECT query_id, doc_id FROM qrels WHERE version = ? "
-                          "AND query_id IN (SELECT UNNEST(?)) ORDER BY query_id, doc_id",
-                          [rnd.gold, list(rnd.topics)]).fetchall():
+    for q, d in store.sql("gold pairs", "SELECT DISTINCT query_id, doc_id FROM qrels WHERE version "
+                          "IN (SELECT UNNEST(?)) AND query_id IN (SELECT UNNEST(?)) "
+                          "ORDER BY query_id, doc_id", [versions, list(rnd.topics)]).fetchall():
         out.setdefault(q, []).append(d)
     return out
 

@@ -159,12 +159,13 @@ def derive_grades(store: Store, rule: str, *, round_id: str | None = None,
 
 
 def round_gold(store: Store, round_id: str | None) -> set[tuple[str, str]]:
-    """The gold pairs of a crowd round (of every crowd round with gold when round_id is None):
+    """The gold pairs of a crowd round (of every crowd round with gold when round_id is None),
+    of every gold version it has had (`pooling.judging.rounds.set_gold` may replace one):
     known answers, never part of a derived version."""
     rounds = [round_id] if round_id is not None else crowd_rounds(store)
     out: set[tuple[str, str]] = set()
     for r in rounds:
-        for q, docs in gold_pairs(store, get_round(store, r)).items():
+        for q, docs in gold_pairs(store, get_round(store, r), every=True).items():
             out.update((q, d) for d in docs)
     return out
 
@@ -246,7 +247,7 @@ def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = N
     judge_id = _judge_id(store, judge) if judge is not None else None
     params = {"rule": rule, "round": round_id,
               "tie": tie if rule in ("majority", "human-first") else None}
-    left_out, answers = unjudgeable_answers(store, round_id)
+    left_out, answers = unjudgeable_answers(store, round_id, round_gold(store, round_id))
     if answers:
         params["unjudgeable"] = {"pairs": left_out, "answers": answers}
     if judge_id is not None:

@@ -363,7 +363,7 @@ def reached_per_topic(store: Store, round_id: str) -> dict[tuple[str, str], int]
     rnd = get_round(store, round_id)
     if not rnd.crowd:
         return {}
-    gold = {(q, d) for q, docs in gold_pairs(store, rnd).items() for d in docs}
+    gold = {(q, d) for q, docs in gold_pairs(store, rnd, every=True).items() for d in docs}
     queued = set(store.sql("queued pairs", "SELECT query_id, doc_id FROM pool_entries WHERE "
                            "round_id = ?", [round_id]).fetchall())
     out = {(round_id, q): 0 for q in rnd.topics}

@@ -143,7 +143,7 @@ def test_has_work_says_whether_next_docs_would_hand_anything():
                      gold_rate=rng.choice((0.0, 0.2, 0.5)),
                      gold_answered=sum(d in gold for d in mine),
                      held=rng.choice([None, *queue]) if queue else None)
-        assert has_work(queue, **state) == bool(next_docs("w", queue, **state))
+        assert has_work(queue, worker="w", **state) == bool(next_docs("w", queue, **state))
 
 
 def test_open_pairs_hand_out_what_ordering_the_whole_queue_would():
@@ -161,3 +161,37 @@ def test_open_pairs_hand_out_what_ordering_the_whole_queue_would():
         state = dict(redundancy=k, answers=answers, claimed=claimed, mine=mine,
                      limit=rng.randint(1, 5))
         assert next_docs("w", queue, **state, order=pairs.in_order()) == next_docs("w", queue, **state)
+
+
+def test_no_fixed_position_gives_the_gold_away():
+    """Gold slots are drawn per worker and topic within each block of 1 / rate answers: not
+    every worker's first pair, and not the same positions for every worker."""
+    gold = [f"g{i}" for i in range(30)]
+    queue = [f"d{i}" for i in range(200)]
+    positions = {}
+    for w in [f"w{i}" for i in range(40)]:
+        answered: list[str] = []
+        while True:
+            docs = next_docs(w, queue, redundancy=1, answers={}, claimed={}, mine=answered,
+                             gold=gold, gold_rate=0.1, gold_answered=sum(d in gold for d in answered))
+            if not docs or len(answered) >= 50:
+                break
+            answered += docs
+        positions[w] = tuple(i for i, d in enumerate(answered) if d in gold)
+        assert len(positions[w]) == 5
+        assert all(10 * b <= p < 10 * (b + 1) for b, p in enumerate(positions[w]))  # one a block
+    firsts = [p[0] for p in positions.values()]
+    assert sum(p == 0 for p in firsts) < 12  # about one worker in ten meets gold first
+    assert len(set(firsts)) >= 6
+    assert len(set(positions.values())) >= 35
+
+
+def test_has_work_agrees_with_next_docs_on_the_gold_turn():
+    gold = ["g1", "g2"]
+    for w in [f"w{i}" for i in range(30)]:
+        for answered in range(0, 12):
+            mine = [f"d{i}" for i in range(answered)]
+            assert has_work([], redundancy=1, answers={}, claimed={}, mine=mine, gold=gold,
+                            gold_rate=0.25, gold_answered=0, worker=w) == bool(
+                next_docs(w, [], redundancy=1, answers={}, claimed={}, mine=mine, gold=gold,
+                          gold_rate=0.25, gold_answered=0))

@@ -191,9 +191,11 @@ def test_automatic_judges_are_not_workers_of_a_crowd_round(store):
 def test_a_batch_of_a_crowd_round_is_the_worker_s_queue_and_takes_unjudgeable(store, tmp_path):
     crowd(store, k=2, rate=0.25)
     out = tmp_path / "ann.csv"
-    assert export_batch(store, "c", "ann", out) == 6 + 3  # six pairs, gold within one of 9/4
+    n = export_batch(store, "c", "ann", out)
     rows = list(csv.DictReader(out.open()))
-    assert sum(r["doc_id"].startswith("g") for r in rows) == 3
+    gold = sum(r["doc_id"].startswith("g") for r in rows)
+    assert n == len(rows) == 6 + gold  # all six pairs, and gold at its turns
+    assert 1 <= gold <= 3  # within one pair of a quarter of each topic's answers
     rows[0]["grade"], rows[1]["grade"] = "unjudgeable", "2"
     with out.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))

@@ -208,3 +208,41 @@ def test_cli_draws_gold_and_plays_a_crowd_with_its_matrices_written(pooled_store
     again = subprocess.run([*cli, "gold", str(pooled_store), "--round", "c2", "--from", "expert",
                             "--name", "g2", "--where", "nowhere"], capture_output=True, text=True)
     assert again.returncode != 0 and "--where must be outside-pool, pool or any" in again.stderr
+
+
+def test_gold_replaced_mid_round_still_never_enters_derived_qrels(pooled_store, tmp_path):
+    """A round's first gold (drawn from outside its pool) is answered by the crowd, then
+    replaced by another: the pairs of both stay out of every version derived from it."""
+    with Store(pooled_store) as s:
+        create_round(s, "c3", "depth", strategy_params={"depth": 5}, redundancy=2)
+        gold_sample(s, "expert", "c3", 3, name="first", seed=1)
+        set_gold(s, "c3", "first", 0.3)
+        crowd = simulated_crowd(4, GRADES, sloppy=0, spammers=0, seed=1)
+        play_round(s, "c3", truth_grades(s, "expert"), crowd[:2], seed=1)
+        answered_gold = set(s.con.execute(
+            "SELECT query_id, doc_id FROM judgments WHERE round_id = 'c3' AND (query_id, doc_id) "
+            "IN (SELECT (query_id, doc_id) FROM qrels WHERE version = 'first')").fetchall())
+        gold_sample(s, "expert", "c3", 3, name="second", seed=2)
+        rnd = set_gold(s, "c3", "second")
+        play_round(s, "c3", truth_grades(s, "expert"), crowd[2:], seed=2)
+        derive_qrels(s, "majority", "after", round_id="c3")
+        derived = {(q, d) for q, d, _ in _rows(s, "after")}
+        second = {(q, d) for q, d, _ in _rows(s, "second")}
+    assert answered_gold  # the crowd did answer the first gold
+    assert rnd.gold == "second" and rnd.gold_versions == ["first", "second"]
+    assert rnd.gold_rate == 0.3  # the rate the round had
+    assert not derived & (answered_gold | second)
+    assert len(derived) == 10  # every pooled pair, and only those
+
+
+def test_gold_is_drawn_from_documents_with_text_where_the_store_has_texts(pooled_store, tmp_path):
+    """A gold page without the document's text would stand out: only documents with text
+    qualify once the store holds any."""
+    (tmp_path / "docs.jsonl").write_text("".join(
+        f'{{"doc_id": "d{q}-{i:02d}", "text": "text of d{q}-{i:02d}"}}\n'
+        for q in ("1", "2") for i in range(10, 16)))
+    with Store(pooled_store) as s:
+        s.import_documents(tmp_path / "docs.jsonl")
+        gold_sample(s, "expert", "r1", 10, name="gold", seed=1)
+        rows = _rows(s, "gold")
+    assert len(rows) == 12 and all(10 <= int(d[-2:]) < 16 for _, d, _ in rows)
