@@ -157,7 +157,6 @@ def play_round(store: Store, round_id: str, truth: Mapping[Pair, int],
     open_topics = {w.assessor_id: list(rnd.topics) for w in workers}
     by_id = {w.assessor_id: w for w in workers}
     progress = progress or NoProgress()
-    clock = _Clock()
     while open_topics:
         who = list(open_topics)[int(rng.integers(len(open_topics)))]
         topics = open_topics[who]
@@ -168,7 +167,7 @@ def play_round(store: Store, round_id: str, truth: Mapping[Pair, int],
             if not topics:
                 del open_topics[who]
             continue
-        answers = [_answer(by_id[who], rnd, index, truth.get(p, 0), p, rng, clock) for p in pairs]
+        answers = [_answer(by_id[who], rnd, index, truth.get(p, 0), p, rng) for p in pairs]
         record(store, answers)
         play.tasks += 1
         play.answers += len(answers)
@@ -178,17 +177,15 @@ def play_round(store: Store, round_id: str, truth: Mapping[Pair, int],
     return play
 
 
-class _Clock:
-    """Seconds spent per answer, drawn like people's (a few seconds to half a minute)."""
-
-    def seconds(self, rng: np.random.Generator) -> float:
-        return float(round(min(max(rng.lognormal(2.3, 0.5), 2.0), 120.0), 1))
+def _seconds(rng: np.random.Generator) -> float:
+    """Seconds spent on an answer, drawn like people's (a few seconds to half a minute)."""
+    return float(round(min(max(rng.lognormal(2.3, 0.5), 2.0), 120.0), 1))
 
 
 def _answer(worker: SimulatedWorker, rnd: Round, index: Mapping[int, int], true_grade: int,
-            pair: Pair, rng: np.random.Generator, clock: _Clock) -> Judgment:
+            pair: Pair, rng: np.random.Generator) -> Judgment:
     q, d = pair
-    seconds = clock.seconds(rng)
+    seconds = _seconds(rng)
     if worker.unjudgeable and rng.random() < worker.unjudgeable:
         return Judgment(rnd.round_id, worker.assessor_id, q, d, None, kind="unjudgeable",
                         seconds=seconds)

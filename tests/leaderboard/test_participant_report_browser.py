@@ -3,7 +3,6 @@ and asks for nothing beyond itself (no font, style, script or image), so it read
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,21 +12,7 @@ from pooling.store import Store
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
 DEMO = Path(__file__).resolve().parents[2] / "collections" / "demo"
-
-
-@pytest.fixture
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which(CHROMIUM):
-        pytest.fail(f"the browser tests need {CHROMIUM}: apt-get install chromium")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                              args=["--no-sandbox", "--disable-gpu",
-                                    "--disable-background-networking"])
-        yield b
-        b.close()
 
 
 def test_a_report_opened_from_a_file_renders_its_bars_and_fetches_nothing(tmp_path, browser):

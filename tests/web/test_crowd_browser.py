@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from test_crowd_served import GOLD, crowd_store
-from test_serve_browser import browser, page  # noqa: F401  (fixtures)
+from test_serve_browser import page  # noqa: F401  (a fixture)
 
 from pooling.judging.judgments import history
 from pooling.store import Store

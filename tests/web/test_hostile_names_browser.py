@@ -7,7 +7,6 @@ organisers as they are; the pages percent-encode each one in a link and the rout
 from __future__ import annotations
 
 import json
-import shutil
 from urllib.parse import quote
 
 import httpx
@@ -21,7 +20,6 @@ from pooling.web.openapi import API_ROOT
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
 ROUND = "a/b c?#%"
 TOPIC = "7/2"
 DOCS = ["x/1", "x?2", "x#3", "x%4", ".."]  # `..` is resolved away by browsers unless encoded
@@ -45,18 +43,6 @@ def _hostile_campaign(tmp_path) -> tuple:
         org = add_assessor(s, "Org", role="organiser")
         assign(s, ROUND, [ASSESSOR])
     return path, ann.token, org.token
-
-
-@pytest.fixture
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which(CHROMIUM):
-        pytest.fail(f"the browser tests need {CHROMIUM}: apt-get install chromium")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield b
-        b.close()
 
 
 def _press(page, key: str) -> None:

@@ -2,28 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from pooling.judging.judgments import effective_judgments, history
 from pooling.store import Store
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM = "/usr/bin/chromium"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which(CHROMIUM):
-        pytest.fail(f"the browser tests need {CHROMIUM}: apt-get install chromium")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield b
-        b.close()
 
 
 @pytest.fixture
