@@ -64,6 +64,7 @@ sys.path.insert(0, str(ROOT))
 from pooling.judging.assessors import add_assessor, assign  # noqa: E402
 from pooling.judging.rounds import create_round  # noqa: E402
 from pooling.store import Store  # noqa: E402
+from pooling.web.timing import server_ms  # noqa: E402
 
 DOC_ID = re.compile(r'data-doc-id="([^"]+)"')
 SUBMISSION_ID = re.compile(r'data-submission-id="([^"]+)"')
@@ -206,12 +207,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(store: Path, port: int) -> subprocess.Popen:
+def start_server(store: Path, port: int, cpus: str = "") -> subprocess.Popen:
     """The server, its output appended to `<store>.serve.log` (a pipe nobody reads would fill
-    up and stall the server)."""
+    up and stall the server); cpus: the cores it is pinned to (`taskset -c`), "" none."""
     log = store.with_name(store.name + ".serve.log")
+    pin = ["taskset", "-c", cpus] if cpus else []
     with open(log, "a") as fh:
-        proc = subprocess.Popen([sys.executable, "-m", "pooling", "serve", str(store), "--port", str(port)],
+        proc = subprocess.Popen([*pin, sys.executable, "-m", "pooling", "serve", str(store), "--port", str(port)],
                                 cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -231,20 +233,34 @@ def start_server(store: Path, port: int) -> subprocess.Popen:
 @dataclass
 class Tally:
     post_latency: list[float] = field(default_factory=list)
+    post_server: list[float] = field(default_factory=list)  # the server's own time (Server-Timing)
     post_at: list[float] = field(default_factory=list)  # when each POST was answered (monotonic)
     page_latency: list[float] = field(default_factory=list)
+    page_server: list[float] = field(default_factory=list)
     acked: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # sid -> (who, q, d)
     retries: int = 0
     double_clicks: int = 0
     duplicates_answered: int = 0
     errors_retried: int = 0
 
+    def page(self, t0: float, reply: Reply) -> None:
+        """A page view sent at perf_counter `t0` was answered with `reply`."""
+        self.page_latency.append(time.perf_counter() - t0)
+        if reply.server_seconds is not None:
+            self.page_server.append(reply.server_seconds)
+
+    def post(self, t0: float, reply: Reply) -> None:
+        """A submission sent at `t0` was answered with `reply`."""
+        self.post_latency.append(time.perf_counter() - t0)
+        if reply.server_seconds is not None:
+            self.post_server.append(reply.server_seconds)
+
 
 class Reply:
     """What the simulated assessors read of a response."""
 
-    def __init__(self, status_code: int, body: bytes):
-        self.status_code, self.content = status_code, body
+    def __init__(self, status_code: int, body: bytes, server_seconds: float | None = None):
+        self.status_code, self.content, self.server_seconds = status_code, body, server_seconds
 
     @property
     def text(self) -> str:
@@ -315,7 +331,7 @@ class Browser:
         head = await reader.readuntil(b"\r\n\r\n")
         status_line, *header_lines = head.decode("latin-1").split("\r\n")
         status = int(status_line.split()[1])
-        length, chunked, close = 0, False, False
+        length, chunked, close, server = 0, False, False, None
         for line in header_lines:
             name, _, value = line.partition(":")
             name, value = name.strip().lower(), value.strip()
@@ -325,6 +341,9 @@ class Browser:
                 chunked = True
             elif name == "connection" and value.lower() == "close":
                 close = True
+            elif name == "server-timing":
+                ms = server_ms(value)
+                server = None if ms is None else ms / 1000
             elif name == "set-cookie":
                 key, _, rest = value.partition("=")
                 self.cookies[key] = rest.split(";", 1)[0]
@@ -340,7 +359,7 @@ class Browser:
             body = b"".join(parts)
         else:
             body = await reader.readexactly(length)
-        return Reply(status, body), not close
+        return Reply(status, body, server), not close
 
 
 async def _request(client: Browser, method: str, url: str, tally: Tally, **kw) -> Reply:
@@ -376,7 +395,7 @@ async def assessor(base: str, who: str, token: str, round_id: str, topics: list[
             while done < quota:
                 t0 = time.perf_counter()
                 page = await _request(client, "GET", url, tally)
-                tally.page_latency.append(time.perf_counter() - t0)
+                tally.page(t0, page)
                 match = DOC_ID.search(page.text)
                 if match is None:  # the topic is done
                     break
@@ -391,7 +410,7 @@ async def assessor(base: str, who: str, token: str, round_id: str, topics: list[
                     answers = await asyncio.gather(send(), send())
                 else:
                     answers = [await send()]
-                tally.post_latency.append(time.perf_counter() - t0)
+                tally.post(t0, answers[0])
                 if rng.random() < retry_rate:  # the page re-sends (e.g. after a timeout)
                     tally.retries += 1
                     answers.append(await send())
@@ -415,7 +434,7 @@ async def thinker(base: str, token: str, topics: list[str], deadline: float | Ca
         while time.monotonic() < until():
             t0 = time.perf_counter()
             page = await _request(client, "GET", url, tally)
-            tally.page_latency.append(time.perf_counter() - t0)
+            tally.page(t0, page)
             match = DOC_ID.search(page.text)
             if match is None:
                 return
@@ -425,7 +444,7 @@ async def thinker(base: str, token: str, topics: list[str], deadline: float | Ca
             t0 = time.perf_counter()
             answer = await _request(client, "POST", url + "/judgments", tally, json=body,
                                     headers={"X-CSRF-Token": csrf})
-            tally.post_latency.append(time.perf_counter() - t0)
+            tally.post(t0, answer)
             tally.post_at.append(time.monotonic())
             answer.raise_for_status()
             tally.acked[sid] = ("crowd", topics[0], match.group(1))
@@ -454,7 +473,7 @@ async def crowd_worker(base: str, token: str, topics: list[str], deadline: float
                 t0 = time.perf_counter()
                 page = await _request(client, "GET", url + "/next" if api else url, tally,
                                       headers=headers if api else None)
-                tally.page_latency.append(time.perf_counter() - t0)
+                tally.page(t0, page)
                 if api:
                     shown = page.json()
                     doc_id = None if shown["done"] else shown["doc_id"]
@@ -477,7 +496,7 @@ async def crowd_worker(base: str, token: str, topics: list[str], deadline: float
                 t0 = time.perf_counter()
                 answer = await _request(client, "POST", url + "/judgments", tally, json=body,
                                         headers=headers)
-                tally.post_latency.append(time.perf_counter() - t0)
+                tally.post(t0, answer)
                 tally.post_at.append(time.monotonic())
                 answer.raise_for_status()
                 tally.acked[sid] = (token, q, doc_id)
@@ -524,7 +543,7 @@ def crowd_round_phase(workdir: Path, args) -> tuple[bool, str]:
           f"{args.crowd_gold_rate}, built in {time.perf_counter() - t0:.1f} s")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = start_server(campaign.path, port)
+    server = start_server(campaign.path, port, args.server_cpus)
     tally = Tally()
     topics = campaign.topics["crowdk"]
     rng = random.Random(args.seed + 5)
@@ -555,14 +574,17 @@ def crowd_round_phase(workdir: Path, args) -> tuple[bool, str]:
     ok = missing == twice == unacked == over == 0
     table = "\n".join([
         "| crowd round | workers | offered judgments/s | stored judgments/s | POST p50 ms | "
-        "POST p95 ms | POST p95 ms, all arrived | GET p95 ms | lost / twice / over K | "
-        "p95 < 50 ms |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "POST p95 ms | POST p95 ms, all arrived | server's POST p50 / p95 ms | GET p95 ms | "
+        "lost / twice / over K | p95 < 50 ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
         f"| K={args.crowd_k}, gold {args.crowd_gold_rate}, think {args.think} s, "
         f"{args.crowd_round_seconds:.0f} s, {'JSON API' if args.crowd_api else 'pages'} | "
         f"{args.crowd_workers:,} | {offered:,.0f} | {rate:,.0f} | "
         f"{pct(tally.post_latency, 50):.1f} | {p95:.1f} | "
-        f"{pct(steady, 95) if steady else float('nan'):.1f} | {pct(tally.page_latency, 95):.1f} | "
+        f"{pct(steady, 95) if steady else float('nan'):.1f} | "
+        f"{pct(tally.post_server, 50) if tally.post_server else float('nan'):.1f} / "
+        f"{pct(tally.post_server, 95) if tally.post_server else float('nan'):.1f} | "
+        f"{pct(tally.page_latency, 95):.1f} | "
         f"{missing} / {twice} / {over} | {'yes' if p95 < 50 else 'NO'} |"])
     return ok, table
 
@@ -783,6 +805,15 @@ def check_store(path: Path, round_id: str, tally: Tally) -> tuple[int, int, int]
     return missing, twice, unacked
 
 
+def cpu_list(spec: str) -> set[int]:
+    """The cores of a taskset list: "0", "0,2", "1-3"."""
+    cores: set[int] = set()
+    for part in spec.split(","):
+        low, _, high = part.partition("-")
+        cores.update(range(int(low), int(high or low) + 1))
+    return cores
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] * 1000
@@ -797,6 +828,11 @@ def report(title: str, tally: Tally, elapsed: float) -> None:
           f"{max(tally.post_latency) * 1000:.1f}  mean {statistics.fmean(tally.post_latency) * 1000:.1f}")
     print(f"  next-document page (GET) latency ms: p50 {pct(tally.page_latency, 50):.1f}  p95 "
           f"{pct(tally.page_latency, 95):.1f}  p99 {pct(tally.page_latency, 99):.1f}")
+    if tally.post_server and tally.page_server:
+        print(f"  the server's own time (Server-Timing) ms: POST p50 {pct(tally.post_server, 50):.1f}  "
+              f"p95 {pct(tally.post_server, 95):.1f}  p99 {pct(tally.post_server, 99):.1f}  mean "
+              f"{statistics.fmean(tally.post_server) * 1000:.1f};  GET p50 "
+              f"{pct(tally.page_server, 50):.1f}  p95 {pct(tally.page_server, 95):.1f}")
     print(f"  deliberate re-sends {tally.retries}, double clicks {tally.double_clicks}; answered "
           f"'duplicate' {tally.duplicates_answered}; transport errors/5xx retried {tally.errors_retried}")
 
@@ -836,6 +872,13 @@ def main() -> None:
     ap.add_argument("--crowd-api", action="store_true",
                     help="the crowd-round workers judge through the JSON API (a crowd front "
                          "end), not the judging pages")
+    two = (os.cpu_count() or 1) >= 2
+    ap.add_argument("--server-cpus", default="1" if two else "",
+                    help="the cores the server is pinned to (taskset -c; '' : not pinned); "
+                         "by default core 1 when there are two or more")
+    ap.add_argument("--client-cpus", default="0" if two else "",
+                    help="the cores the load generator is pinned to ('' : not pinned); by "
+                         "default core 0, apart from the server's")
     ap.add_argument("--organiser-worker", nargs=3, metavar=("OP", "STORE", "ITEMS"),
                     help=argparse.SUPPRESS)
     ap.add_argument("--pause", type=float, default=0.2, help=argparse.SUPPRESS)
@@ -844,6 +887,10 @@ def main() -> None:
         op, store, items = args.organiser_worker
         organiser_worker(op, Path(store), items.split(","), args.pause)
         return
+    if args.client_cpus:
+        os.sched_setaffinity(0, cpu_list(args.client_cpus))
+    print(f"server pinned to cores {args.server_cpus or 'any'}, load generator to cores "
+          f"{args.client_cpus or 'any'}; load average {os.getloadavg()[0]:.2f}")
     phases = {p.strip() for p in args.phases.split(",")} - ({"load"} if args.skip_load else set())
     if not args.crowd:
         phases -= {"crowd", "organiser"}
@@ -882,7 +929,7 @@ def main() -> None:
     missing0 = twice0 = unacked0 = 0
     crowd = Tally()
     if "crowd" in phases:
-        server = start_server(campaign.path, port)
+        server = start_server(campaign.path, port, args.server_cpus)
         crowd, work0 = Tally(), OrganiserWork()
         elapsed = asyncio.run(beside(run_crowd(base, campaign, args.crowd_seconds, think, crowd,
                                                args.seed + 2), "late-crowd", args.crowd_seconds / 3, work0))
@@ -896,7 +943,7 @@ def main() -> None:
     # 1. load
     missing1 = twice = unacked = 0
     if "load" in phases:
-        server = start_server(campaign.path, port)
+        server = start_server(campaign.path, port, args.server_cpus)
         tally, work1 = Tally(), OrganiserWork()
         elapsed = asyncio.run(beside(run_load(base, campaign, "load", args.judgments, tally, args.seed,
                                               args.retry_rate, args.double_rate), "late-load", 3.0, work1))
@@ -915,7 +962,7 @@ def main() -> None:
     missing3 = twice3 = unacked3 = 0
     organiser_figures = None
     if "organiser" in phases:
-        server = start_server(campaign.path, port)
+        server = start_server(campaign.path, port, args.server_cpus)
         crowd3, timings = Tally(), Timings()
         t = time.perf_counter()
         windows = asyncio.run(run_organiser_paths(
@@ -944,7 +991,7 @@ def main() -> None:
 def crash_phase(campaign: Campaign, base: str, port: int, args) -> tuple[int, int, int]:
     """SIGKILL the server mid-load and restart it; the clients retry with the same submission
     ids. Returns (acknowledged but missing, stored twice, stored without acknowledgement)."""
-    server = start_server(campaign.path, port)
+    server = start_server(campaign.path, port, args.server_cpus)
     crash = Tally()
     kill = {}
 
@@ -956,7 +1003,7 @@ def crash_phase(campaign: Campaign, base: str, port: int, args) -> tuple[int, in
         server.wait()
         await asyncio.sleep(0.5)
         t = time.perf_counter()
-        kill["server"] = await asyncio.to_thread(start_server, campaign.path, port)
+        kill["server"] = await asyncio.to_thread(start_server, campaign.path, port, args.server_cpus)
         kill["restart_s"] = time.perf_counter() - t
 
     async def phase() -> float:

@@ -36,6 +36,7 @@ from pooling.web.session_book import SessionBook
 from pooling.web.sessions import IDLE_SECONDS, SESSION_COOKIE_OPTIONS, SessionSigner
 from pooling.web.store_api import StoreSessions, create_store_api
 from pooling.web.throttle import LoginThrottle
+from pooling.web.timing import ServerTiming
 
 STATIC_DIR = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 1_000_000
@@ -230,5 +231,5 @@ def create_app(
 
     sessions = StoreSessions(gate, server_token, on_write=on_write, writer=live.writer,
                              throttle=throttle, revoked=book.revoked_since)
-    return PoolingApp(SecurityHeaders(PendingCookies(app)), SecurityHeaders(create_store_api(sessions)),
-                      sessions, live)
+    return PoolingApp(ServerTiming(SecurityHeaders(PendingCookies(app))),
+                      ServerTiming(SecurityHeaders(create_store_api(sessions))), sessions, live)

@@ -336,3 +336,20 @@ def test_a_subtopic_round_through_the_api_shows_subtopics_and_takes_their_grades
                              "ORDER BY seq").fetchall()
     assert rows == [("1", "judge", 0), ("2", "judge", 2), ("1", "retract", None),
                     ("2", "retract", None)]
+
+
+@slow
+def test_every_response_says_the_servers_own_time_in_server_timing(campaign, server):
+    from pooling.web.timing import server_ms
+
+    answers = [
+        httpx.get(server.url.rstrip("/") + API_ROOT + "/openapi.json"),
+        _api(server, campaign.tokens["ann"]).get("/rounds"),
+        _api(server, "not-a-token").get("/rounds"),  # refused answers too
+        httpx.get(server.url.rstrip("/") + "/login"),
+    ]
+    for answer in answers:
+        ms = server_ms(answer.headers["server-timing"])
+        assert ms is not None and ms >= 0, answer.headers["server-timing"]
+    assert server_ms("cache;desc=hit, app;dur=12.5") == 12.5
+    assert server_ms("db;dur=3") is None and server_ms("app;dur=x") is None
