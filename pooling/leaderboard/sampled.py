@@ -24,6 +24,7 @@ from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.store.core import Store
 from pooling.store.evaluate import stored_trec_run
 from pooling.store.sampled_qrels import SampleSize, sample_size, sampled_qrels_table
+from pooling.terminal.progress import Progress
 
 DEFAULT_ESTIMATORS = ESTIMATORS  # infAP, infNDCG, statAP
 _NAMES = {"xinfAP": "infAP", "infAP": "infAP", "infNDCG": "infNDCG", "statAP": "statAP"}
@@ -47,14 +48,15 @@ def sampled_leaderboard(
     store: Store | str | os.PathLike[str], *, qrels: str | None = None,
     measures: list[str] | tuple[str, ...] = DEFAULT_ESTIMATORS, primary: str | None = None,
     runs: list[str] | None = None, topics: str | list[str] | None = None,
-    level: float = 0.95, resamples: int = 200, seed: int = 0,
+    level: float = 0.95, resamples: int = 200, seed: int = 0, progress: Progress | None = None,
 ) -> SampledLeaderboard:
-    """Rank stored runs on a sampled qrels version by an estimator (default: the first)."""
+    """Rank stored runs on a sampled qrels version by an estimator (default: the first as
+    given); progress hears of each run estimated."""
     if not isinstance(store, Store):
         with Store(store) as opened:
             return sampled_leaderboard(opened, qrels=qrels, measures=measures, primary=primary,
                                        runs=runs, topics=topics, level=level,
-                                       resamples=resamples, seed=seed)
+                                       resamples=resamples, seed=seed, progress=progress)
     unknown = [m for m in [*measures, *([primary] if primary else [])] if m not in _NAMES]
     if unknown:
         raise LeaderboardError(
@@ -76,7 +78,8 @@ def sampled_leaderboard(
     if len(run_ids) < 2:
         raise LeaderboardError("a leaderboard needs at least two runs; import more runs")
     estimates = sampled_estimates(table, [stored_trec_run(store, r) for r in run_ids], wanted,
-                                  level=level, n_bootstrap=resamples, seed=seed)
+                                  level=level, n_bootstrap=resamples, seed=seed,
+                                  progress=progress)
     values: dict[tuple[str, str], dict] = {
         (row["run_id"], row["measure"]): row for row in estimates.to_pylist()}
     scored = sorted({r for r, _ in values}, key=lambda r: (-values[(r, first)]["estimate"], r))

@@ -20,7 +20,7 @@ The conventions of sample_eval.pl, kept exactly (docs/sampling.md lists them all
 
 Every per-topic function takes `weights`, one row per replicate of the judged documents'
 multiplicities (ones for the estimate itself): a bootstrap resamples judged documents within
-each stratum by changing these counts (`pooling.measures.inferred_variance`).
+each stratum by changing these counts (`pooling.evaluation.sampled_intervals`).
 """
 
 from __future__ import annotations
@@ -122,7 +122,8 @@ def sampled_topics(table: pa.Table, gains: dict[str, str] | None = None) -> dict
     for begin, end in zip(starts.tolist(), ends.tolist(), strict=True):
         texts = [str(g) for g in grades_all[begin:end].tolist()]
         mapped = [gains.get(t, t) for t in texts]
-        value = np.array([perl_number(t) for t in mapped], dtype=float)
+        number = {t: perl_number(t) for t in set(mapped)}  # a handful of grades per topic
+        value = np.array([number[t] for t in mapped], dtype=float)
         strata, stratum = np.unique(strata_all[begin:end].astype(str), return_inverse=True)
         relevant = value > 0
         grade_texts = sorted({t for t, r in zip(mapped, relevant.tolist(), strict=True) if r})
@@ -175,18 +176,21 @@ def topic_totals(topic: SampledTopic, weights: np.ndarray) -> TopicTotals:
 def _ideal_dcg(values: list[float], counts: np.ndarray) -> float:
     """The estimated ideal DCG: grades from the last in text order to the first, each taking
     round(count) ranks; a grade that reaches rank 1000 stops there, and every later grade
-    still adds the one rank after where the previous one would have ended (the script's loop)."""
+    still adds the one rank after where the previous one would have ended (the script's loop).
+    The terms are added one by one in rank order, as the script adds them."""
     total = 0.0
     start = 0
     for g in range(len(values) - 1, -1, -1):
         n = int(counts[g] + 0.5)
-        r = start + 1
-        while r <= start + n:
-            total += values[g] / _DISCOUNT[r] if r < len(_DISCOUNT) else values[g] / (
-                math.log(r + 1) / math.log(2))
-            if r >= MAX_RESULTS:
-                break
-            r += 1
+        if n > 0:
+            last = start + 1 if start + 1 >= MAX_RESULTS else min(start + n, MAX_RESULTS)
+            ranks = np.arange(start + 1, last + 1)
+            if last < len(_DISCOUNT):
+                terms = values[g] / _DISCOUNT[ranks]
+            else:  # one rank past the table, after an earlier grade reached rank 1000
+                terms = np.array([values[g] / (math.log(r + 1) / math.log(2))
+                                  for r in ranks.tolist()])
+            total = float(np.add.accumulate(np.r_[total, terms])[-1])
         start += n
     return total
 
@@ -198,9 +202,15 @@ def ranked_positions(topic: SampledTopic, ranked_doc_ids: pa.Array) -> np.ndarra
 
 
 def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
-                weights: np.ndarray) -> TopicValues:
+                weights: np.ndarray, *, by_rank: bool = True) -> TopicValues:
     """xinfAP, infNDCG and the estimated relevant by rank for one ranking (at most 1000 docs,
-    best first, as `ranked_positions`), one value per replicate row of `weights`."""
+    best first, as `ranked_positions`), one value per replicate row of `weights`.
+
+    Only judged documents change a weighted count, so the counts are accumulated over the
+    ranking's judged documents alone: the zeros between them add nothing, not even a bit,
+    and a bootstrap's replicates x judged arrays are a fraction of replicates x ranked.
+    by_rank=False leaves the estimated relevant by rank out (what an interval needs).
+    """
     n = len(positions)
     replicates = len(weights)
     if n == 0:
@@ -211,14 +221,17 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
     stratum = np.where(pooled, topic.stratum[safe], -1)
     value = np.where(pooled, topic.value[safe], -1.0)
     judged = pooled & (value >= 0)
-    relevant = value > 0
-    mult = np.where(pooled, weights[:, safe], 0.0)  # replicates x n
+    cols = np.flatnonzero(judged)  # the judged ranked documents, best first
+    mult = weights[:, safe[cols]]  # replicates x judged
+    judged_stratum = stratum[cols]
+    judged_relevant = value[cols] > 0
     rank = np.arange(1, n + 1, dtype=float)
     pool_in = np.cumsum(pooled).astype(float)
     pool_above = pool_in - pooled
-    shape = (replicates, n)
-    above = np.zeros(shape)
-    rel_by_rank = np.zeros(shape)
+    # At every rank, the judged documents up to it (-1: none yet), to spread counts by rank.
+    last_judged = np.cumsum(judged) - 1 if by_rank else None
+    above = np.zeros((replicates, len(cols)))
+    rel_by_rank = np.zeros((replicates, n if by_rank else 0))
     sum_prec = []
     gain = []
     n_strata = len(topic.strata)
@@ -228,22 +241,27 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
         in_h = stratum == h
         d_in = np.cumsum(in_h).astype(float)
         d_above = d_in - in_h
-        j_step = mult * (in_h & judged)
+        judged_h = judged_stratum == h
+        j_step = mult * judged_h
         j_in = np.cumsum(j_step, axis=1)
-        r_step = mult * (in_h & relevant)
+        r_step = mult * (judged_h & judged_relevant)
         r_in = np.cumsum(r_step, axis=1)
         share = np.divide(d_above, pool_above, out=np.zeros(n), where=pool_above != 0)
-        above = above + share * (r_in - r_step + SMOOTH_RELEVANT) / (j_in - j_step + SMOOTH_JUDGED)
-        rel_by_rank = rel_by_rank + d_in * (r_in + SMOOTH_RELEVANT) / (j_in + SMOOTH_JUDGED)
+        above = above + share[cols] * (r_in - r_step + SMOOTH_RELEVANT) / (
+            j_in - j_step + SMOOTH_JUDGED)
+        if last_judged is not None:
+            r_at = _by_rank(r_in, last_judged)
+            j_at = _by_rank(j_in, last_judged)
+            rel_by_rank = rel_by_rank + d_in * (r_at + SMOOTH_RELEVANT) / (j_at + SMOOTH_JUDGED)
         docs_in.append(d_in[-1])
-        judged_in.append(j_in[:, -1])
+        judged_in.append(j_in[:, -1] if len(cols) else np.zeros(replicates))
         sum_prec.append(r_step)
-        gain.append(r_step * (np.maximum(value, 0.0) / _DISCOUNT[1:n + 1]))
-    precision = 1.0 / rank + (pool_above / rank) * above
+        gain.append(r_step * (np.maximum(value[cols], 0.0) / _DISCOUNT[cols + 1]))
+    precision = 1.0 / rank[cols] + (pool_above[cols] / rank[cols]) * above
     inf_ap = np.zeros(replicates)
     for h in range(n_strata):
         # Accumulated left to right (not pairwise), as the script adds them.
-        sap = np.add.accumulate(sum_prec[h] * precision, axis=1)[:, -1]
+        sap = _running_total(sum_prec[h] * precision)
         judged_h = totals.judged[:, h]
         relevant_h = totals.relevant[:, h]
         ok = (judged_h != 0) & (totals.num_rel != 0)
@@ -258,12 +276,27 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
         if depth == 0:
             break
         share = docs_in[h] / depth
-        g = np.add.accumulate(gain[h], axis=1)[:, -1]
+        g = _running_total(gain[h])
         dcg = dcg + np.divide(share * g, judged_in[h], out=np.zeros(replicates),
                               where=judged_in[h] != 0)
     ndcg = np.divide(depth * dcg, totals.ideal_dcg, out=np.zeros(replicates),
                      where=totals.ideal_dcg != 0)
     return TopicValues(inf_ap, ndcg, rel_by_rank, n)
+
+
+def _by_rank(counts: np.ndarray, last_judged: np.ndarray) -> np.ndarray:
+    """Counts accumulated over judged documents (replicates x judged), read at every rank:
+    the count at the last judged document so far, 0 before the first."""
+    if counts.shape[1] == 0:
+        return np.zeros((len(counts), len(last_judged)))
+    return np.where(last_judged >= 0, counts[:, np.maximum(last_judged, 0)], 0.0)
+
+
+def _running_total(values: np.ndarray) -> np.ndarray:
+    """Per row, the sum added left to right (the script's order; np.sum adds pairwise)."""
+    if values.shape[1] == 0:
+        return np.zeros(len(values))
+    return np.add.accumulate(values, axis=1)[:, -1]
 
 
 def interpolated_precision(rel_by_rank: np.ndarray, num_rel: float) -> np.ndarray:
