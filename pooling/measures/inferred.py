@@ -206,9 +206,10 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
     """xinfAP, infNDCG and the estimated relevant by rank for one ranking (at most 1000 docs,
     best first, as `ranked_positions`), one value per replicate row of `weights`.
 
-    Only judged documents change a weighted count, so the counts are accumulated over the
-    ranking's judged documents alone: the zeros between them add nothing, not even a bit,
-    and a bootstrap's replicates x judged arrays are a fraction of replicates x ranked.
+    Only judged documents change a weighted count, and only judged relevant ones add to
+    xinfAP and infNDCG: each stratum's counts are accumulated over its own judged documents
+    in the ranking and read at the judged relevant ones. The zeros left out add nothing, not
+    even a bit, and a bootstrap's arrays shrink from replicates x ranked to replicates x judged.
     by_rank=False leaves the estimated relevant by rank out (what an interval needs).
     """
     n = len(positions)
@@ -220,20 +221,17 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
     safe = np.where(pooled, positions, 0)
     stratum = np.where(pooled, topic.stratum[safe], -1)
     value = np.where(pooled, topic.value[safe], -1.0)
-    judged = pooled & (value >= 0)
-    cols = np.flatnonzero(judged)  # the judged ranked documents, best first
-    mult = weights[:, safe[cols]]  # replicates x judged
+    cols = np.flatnonzero(pooled & (value >= 0))  # ranks (0-based) of the judged documents
+    mult = weights[:, safe[cols]]  # replicates x judged: each one's multiplicity
     judged_stratum = stratum[cols]
-    judged_relevant = value[cols] > 0
+    hits = np.flatnonzero(value[cols] > 0)  # the judged relevant ones, among the judged
+    at = cols[hits]  # and their ranks
     rank = np.arange(1, n + 1, dtype=float)
     pool_in = np.cumsum(pooled).astype(float)
     pool_above = pool_in - pooled
-    # At every rank, the judged documents up to it (-1: none yet), to spread counts by rank.
-    last_judged = np.cumsum(judged) - 1 if by_rank else None
-    above = np.zeros((replicates, len(cols)))
+    above = np.zeros((replicates, len(hits)))
     rel_by_rank = np.zeros((replicates, n if by_rank else 0))
-    sum_prec = []
-    gain = []
+    own_hits = []
     n_strata = len(topic.strata)
     docs_in = []
     judged_in = []
@@ -241,27 +239,28 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
         in_h = stratum == h
         d_in = np.cumsum(in_h).astype(float)
         d_above = d_in - in_h
-        judged_h = judged_stratum == h
-        j_step = mult * judged_h
-        j_in = np.cumsum(j_step, axis=1)
-        r_step = mult * (judged_h & judged_relevant)
-        r_in = np.cumsum(r_step, axis=1)
+        mine = np.flatnonzero(judged_stratum == h)  # this stratum's judged, among the judged
+        j_in = np.cumsum(mult[:, mine], axis=1)
+        r_in = np.cumsum(mult[:, mine] * (value[cols[mine]] > 0), axis=1)
+        # At each judged relevant document: the counts up to it, and its own step.
+        upto = np.searchsorted(mine, hits, side="right")
+        own = judged_stratum[hits] == h
+        step = np.where(own, mult[:, hits], 0.0)
         share = np.divide(d_above, pool_above, out=np.zeros(n), where=pool_above != 0)
-        above = above + share[cols] * (r_in - r_step + SMOOTH_RELEVANT) / (
-            j_in - j_step + SMOOTH_JUDGED)
-        if last_judged is not None:
-            r_at = _by_rank(r_in, last_judged)
-            j_at = _by_rank(j_in, last_judged)
-            rel_by_rank = rel_by_rank + d_in * (r_at + SMOOTH_RELEVANT) / (j_at + SMOOTH_JUDGED)
+        above = above + share[at] * (_count_at(r_in, upto) - step + SMOOTH_RELEVANT) / (
+            _count_at(j_in, upto) - step + SMOOTH_JUDGED)
+        if by_rank:
+            upto_rank = np.searchsorted(cols[mine], np.arange(n), side="right")
+            rel_by_rank = rel_by_rank + d_in * (_count_at(r_in, upto_rank) + SMOOTH_RELEVANT) / (
+                _count_at(j_in, upto_rank) + SMOOTH_JUDGED)
         docs_in.append(d_in[-1])
-        judged_in.append(j_in[:, -1] if len(cols) else np.zeros(replicates))
-        sum_prec.append(r_step)
-        gain.append(r_step * (np.maximum(value[cols], 0.0) / _DISCOUNT[cols + 1]))
-    precision = 1.0 / rank[cols] + (pool_above[cols] / rank[cols]) * above
+        judged_in.append(j_in[:, -1] if len(mine) else np.zeros(replicates))
+        own_hits.append(own)
+    precision = 1.0 / rank[at] + (pool_above[at] / rank[at]) * above
     inf_ap = np.zeros(replicates)
     for h in range(n_strata):
         # Accumulated left to right (not pairwise), as the script adds them.
-        sap = _running_total(sum_prec[h] * precision)
+        sap = _running_total(mult[:, hits[own_hits[h]]] * precision[:, own_hits[h]])
         judged_h = totals.judged[:, h]
         relevant_h = totals.relevant[:, h]
         ok = (judged_h != 0) & (totals.num_rel != 0)
@@ -276,7 +275,8 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
         if depth == 0:
             break
         share = docs_in[h] / depth
-        g = _running_total(gain[h])
+        mine = at[own_hits[h]]
+        g = _running_total(mult[:, hits[own_hits[h]]] * (value[mine] / _DISCOUNT[mine + 1]))
         dcg = dcg + np.divide(share * g, judged_in[h], out=np.zeros(replicates),
                               where=judged_in[h] != 0)
     ndcg = np.divide(depth * dcg, totals.ideal_dcg, out=np.zeros(replicates),
@@ -284,12 +284,12 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
     return TopicValues(inf_ap, ndcg, rel_by_rank, n)
 
 
-def _by_rank(counts: np.ndarray, last_judged: np.ndarray) -> np.ndarray:
-    """Counts accumulated over judged documents (replicates x judged), read at every rank:
-    the count at the last judged document so far, 0 before the first."""
+def _count_at(counts: np.ndarray, upto: np.ndarray) -> np.ndarray:
+    """Running counts (replicates x documents) read after the first `upto` documents of each
+    position (0: before any, a count of 0)."""
     if counts.shape[1] == 0:
-        return np.zeros((len(counts), len(last_judged)))
-    return np.where(last_judged >= 0, counts[:, np.maximum(last_judged, 0)], 0.0)
+        return np.zeros((len(counts), len(upto)))
+    return np.where(upto > 0, counts[:, np.maximum(upto - 1, 0)], 0.0)
 
 
 def _running_total(values: np.ndarray) -> np.ndarray:
