@@ -39,7 +39,9 @@ def topic_report(
 
     for r in runs or []:
         store.require_run(r)
-    ranked = ranked_measures(measures, primary)
+    from pooling.store.sampled_qrels import is_sampled
+
+    ranked = ranked_measures(measures, primary, sampled=is_sampled(store, qrels))
     result = evaluate_store(
         store, qrels=qrels, measures=ranked.columns, missing_topics=missing_topics,
         relevance_level=relevance_level, max_docs=max_docs,

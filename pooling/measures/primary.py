@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from pooling.errors import MeasureError
 from pooling.measures.names import parse_measures
+from pooling.measures.sampled_names import parse_sampled_measures
 from pooling.measures.spec import Kind
 
 # Kinds with no per-run number to rank by (runid, the topic count, free text).
@@ -33,21 +34,25 @@ class RankedMeasures:
     primary: str
 
 
-def columns_as_given(names: Iterable[str]) -> list[str]:
+def columns_as_given(names: Iterable[str], *, sampled: bool = False) -> list[str]:
     """Canonical value columns of the measure names, in the order the names were given
-    (each name's own columns in trec_eval's order), each once, rankable ones only."""
+    (each name's own columns in trec_eval's order), each once, rankable ones only. sampled:
+    read the names as sample_eval's measures (`infAP`, `infNDCG`, `statAP`, `iP10`...)."""
     out: list[str] = []
     for name in names:
+        if sampled:
+            out += [m.name for m in parse_sampled_measures([name]) if m.kind is not Kind.COUNT]
+            continue
         for m in parse_measures([name]):
             if m.spec.kind not in _NOT_RANKABLE:
                 out += m.columns
     return list(dict.fromkeys(out))
 
 
-def single_column(name: str) -> str:
+def single_column(name: str, *, sampled: bool = False) -> str:
     """The one value column a measure name gives; an error naming a cutoff to pick if it
     gives several (`P`) or none (`runid`)."""
-    columns = columns_as_given([name])
+    columns = columns_as_given([name], sampled=sampled)
     if len(columns) != 1:
         raise MeasureError(
             f"{name!r} gives {len(columns)} values per run; a primary measure needs one: name "
@@ -55,15 +60,17 @@ def single_column(name: str) -> str:
     return columns[0]
 
 
-def ranked_measures(names: Iterable[str], primary: str | None = None) -> RankedMeasures:
+def ranked_measures(names: Iterable[str], primary: str | None = None, *,
+                    sampled: bool = False) -> RankedMeasures:
     """The columns to show and the primary among them: `primary` when given (added first if
-    the names lack it), else the first column of the first name given."""
-    columns = columns_as_given(names)
+    the names lack it), else the first column of the first name given. sampled: as for
+    `columns_as_given`."""
+    columns = columns_as_given(names, sampled=sampled)
     if primary is None:
         if not columns:
             raise MeasureError("no measure with a value per run to rank by; pass e.g. -m map")
         return RankedMeasures(columns, columns[0])
-    column = single_column(primary)
+    column = single_column(primary, sampled=sampled)
     if column not in columns:
         columns.insert(0, column)
     return RankedMeasures(columns, column)

@@ -170,8 +170,11 @@ def test_the_cli_plans_pools_evaluates_and_ranks_a_sampled_round(tmp_path: Path)
         ada = add_assessor(s, "Ada")
         append_judgments(s, [Judgment("s", ada.assessor_id, r["query_id"], r["doc_id"],
                                       int(r["doc_id"][-1]) % 3) for r in pool])
-    assert pooling("qrels", "derive", str(store), "--round", "s", "--rule", "latest",
-                   "--name", "s").returncode == 0
+    derived = pooling("qrels", "derive", str(store), "--round", "s", "--rule", "latest",
+                      "--name", "s")
+    assert derived.returncode == 0, derived.stderr
+    said = " ".join(derived.stdout.split())
+    assert "SAMPLED:" in said and "judged of" in said and "values are estimates" in said
     ev = pooling("evaluate", str(store), "--qrels", "s", "-m", "xinfAP", "--format", "csv")
     assert ev.returncode == 0 and "infAP" in ev.stdout, ev.stderr
     for fmt in ("table", "md", "csv", "latex", "html"):
@@ -180,3 +183,5 @@ def test_the_cli_plans_pools_evaluates_and_ranks_a_sampled_round(tmp_path: Path)
         text = " ".join(board.stdout.split())
         assert "Estimates from a sample" in text and "judged of" in text, fmt
         assert "pooled pairs" in text and "per stratum" in text, fmt
+        # what the interval leaves out, in every format
+        assert "not the estimator's own bias" in text and "complete judgments" in text, fmt
