@@ -20,7 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pooling.leaderboard.board import DEFAULT_MEASURES, leaderboard, run_teams
+from pooling.leaderboard.board import DEFAULT_MEASURES, leaderboard
 from pooling.leaderboard.per_topic import topic_report
 from pooling.leaderboard.render import RANK_NOTE, caption
 from pooling.store.core import Store
@@ -204,7 +204,7 @@ def _sampled_reports(store: Store, version: str, measures: list[str] | tuple[str
     judged = _sampled_judged(store, version, judged_depths, topics)
     cols = lb.table.to_pydict()
     note = sample_note(lb) + "."
-    teams = run_teams(store)
+    teams = dict(zip(cols["run_id"], cols["team"], strict=True))
     reports = []
     for k, run_id in enumerate(cols["run_id"]):
         if runs and run_id not in runs:
@@ -219,7 +219,7 @@ def _sampled_reports(store: Store, version: str, measures: list[str] | tuple[str
             topics=per_topic.get(run_id, {}), rank=cols["rank"][k], group="",
             n_runs=len(cols["run_id"]), standings=standings,
             judged={d: judged[(run_id, d)] for d in judged_depths if (run_id, d) in judged},
-            sampled=True, notes=[note], team=teams.get(run_id),
+            sampled=True, notes=[note], team=teams[run_id],
         ))
     description = (f"qrels {version} (sampled); {lb.sample.topics} topics; ordered by "
                    f"{lb.primary}. {note}")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from pooling.evaluation.sampled_intervals import ESTIMATORS, sampled_estimates
+from pooling.leaderboard.board import run_teams
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.render import fmt, latex, markdown, table_csv
 from pooling.leaderboard.topics import resolve_topic_selection
@@ -42,8 +43,8 @@ _NAMES = {"xinfAP": "infAP", "infAP": "infAP", "infNDCG": "infNDCG", "statAP": "
 
 @dataclass
 class SampledLeaderboard:
-    """Runs ranked by an estimate: table has run_id, rank, then per estimator `<m>`,
-    `<m>_ci_low`, `<m>_ci_high`, `<m>_variance`, then topics."""
+    """Runs ranked by an estimate: table has run_id, team (from --meta; null if none), rank,
+    then per estimator `<m>`, `<m>_ci_low`, `<m>_ci_high`, `<m>_variance`, then topics."""
 
     qrels_version: str
     measures: list[str]
@@ -93,7 +94,9 @@ def sampled_leaderboard(
     values: dict[tuple[str, str], dict] = {
         (row["run_id"], row["measure"]): row for row in estimates.to_pylist()}
     scored = sorted({r for r, _ in values}, key=lambda r: (-values[(r, first)]["estimate"], r))
-    rows: dict[str, list] = {"run_id": scored, "rank": list(range(1, len(scored) + 1))}
+    teams = run_teams(store)
+    rows: dict[str, list] = {"run_id": scored, "team": [teams.get(r) for r in scored],
+                             "rank": list(range(1, len(scored) + 1))}
     for m in wanted:
         rows[m] = [values[(r, m)]["estimate"] for r in scored]
         rows[f"{m}_ci_low"] = [values[(r, m)]["ci_low"] for r in scored]
@@ -115,12 +118,13 @@ def sample_note(lb: SampledLeaderboard) -> str:
 
 
 def display_rows(lb: SampledLeaderboard) -> tuple[list[str], list[list[str]]]:
-    """Headers and cells: rank, run, each estimate as `value [low, high]`, topics."""
-    headers = ["rank", "run_id", *(f"{m} [{lb.level:.0%} CI]" for m in lb.measures), "topics"]
+    """Headers and cells: rank, run, team, each estimate as `value [low, high]`, topics."""
+    headers = ["rank", "run_id", "team", *(f"{m} [{lb.level:.0%} CI]" for m in lb.measures),
+               "topics"]
     cols = lb.table.to_pydict()
     rows = []
     for k, run_id in enumerate(cols["run_id"]):
-        cells = [str(cols["rank"][k]), run_id]
+        cells = [str(cols["rank"][k]), run_id, cols["team"][k] or ""]
         for m in lb.measures:
             cells.append(f"{fmt(cols[m][k])} [{fmt(cols[f'{m}_ci_low'][k])}, "
                          f"{fmt(cols[f'{m}_ci_high'][k])}]")
@@ -155,7 +159,8 @@ def _html(lb: SampledLeaderboard, headers: list[str], rows: list[list[str]], not
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{e(title)}</title><style>body{{font-family:sans-serif;margin:2em}}"
             "table{border-collapse:collapse}td,th{padding:.2em .6em;border-bottom:1px solid #ddd;"
-            "text-align:right}td:nth-child(2),th:nth-child(2){text-align:left}"
+            "text-align:right}td:nth-child(2),th:nth-child(2),td:nth-child(3),th:nth-child(3)"
+            "{text-align:left}"
             ".note{color:#555}</style></head><body>\n"
             f"<h1>{e(title)}</h1>\n<p class=\"note\" id=\"sample-note\">{e(note)}.</p>\n"
             f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}</tbody></table>\n"

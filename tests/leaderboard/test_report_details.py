@@ -108,9 +108,9 @@ class Recorder:
         pass
 
 
-def test_the_sampled_leaderboard_reports_progress_run_by_run(tmp_path):
-    from pooling.leaderboard.sampled import sampled_leaderboard
-
+@pytest.fixture
+def sampled(tmp_path) -> Path:
+    """Sampled qrels on two topics and three runs, r0 and r1 of team T, r2 without a team."""
     lines = []
     for q in ("1", "2"):
         for i in range(40):
@@ -124,11 +124,38 @@ def test_the_sampled_leaderboard_reports_progress_run_by_run(tmp_path):
         path.write_text("".join(f"{q} Q0 d{(i + 7 * r) % 40} {i + 1} {50 - i} r{r}\n"
                                 for q in ("1", "2") for i in range(30)))
         runs.append(path)
+    meta = tmp_path / "runs.tsv"
+    meta.write_text("file\trun_id\tteam\nr0.run\tr0\tT\nr1.run\tr1\tT\nr2.run\tr2\t\n")
     with Store.create(tmp_path / "s.duckdb") as s:
-        s.import_runs(runs)
+        s.import_runs(runs, meta=read_run_meta(meta))
         s.import_qrels(tmp_path / "s.qrels", name="s")
-        heard = Recorder()
+    return tmp_path / "s.duckdb"
+
+
+def test_the_sampled_leaderboard_reports_progress_run_by_run(sampled):
+    from pooling.leaderboard.sampled import sampled_leaderboard
+
+    heard = Recorder()
+    with Store(sampled) as s:
         board = sampled_leaderboard(s, qrels="s", resamples=20, progress=heard)
     assert heard.heard == [("estimating intervals, run by run", 3)]
     assert heard.advanced == {"estimating intervals, run by run": 3}
     assert board.table.num_rows == 3
+
+
+def test_the_sampled_leaderboard_and_its_reports_show_the_team(sampled, tmp_path):
+    from pooling.leaderboard.sampled import render_sampled, sampled_leaderboard
+
+    with Store(sampled) as s:
+        board = sampled_leaderboard(s, qrels="s", resamples=20)
+        written = write_participant_reports(s, tmp_path / "out", pdf=False, qrels="s")
+    teams = dict(zip(board.table["run_id"].to_pylist(), board.table["team"].to_pylist(),
+                     strict=True))
+    assert teams == {"r0": "T", "r1": "T", "r2": None}
+    page = render_sampled(board, "html")
+    assert "<th>team</th>" in page
+    assert set(re.findall(r"<td>(r\d)</td><td>(T?)</td>", page)) == {("r0", "T"), ("r1", "T"),
+                                                                      ("r2", "")}
+    index = written.index.read_text(encoding="utf-8")
+    assert dict(re.findall(r'<tr data-run="([^"]+)">.*?<td class="team">([^<]*)</td>', index,
+                           re.S)) == {"r0": "T", "r1": "T", "r2": ""}
