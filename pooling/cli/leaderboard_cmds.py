@@ -239,10 +239,10 @@ def compare_command(
     Example: `pooling compare s.duckdb -m map -m P_10` or `-m map --depth 10 --depth 100`.
     """
     from pooling.leaderboard.compare import board_specs, compare_leaderboards
-    from pooling.measures.primary import primary_first
     from pooling.store import Store
 
-    specs = board_specs(primary_first(measure or ["map"], primary), qrels or None, depth or None, round or None)
+    specs = board_specs(measure or ["map"], qrels or None, depth or None, round or None,
+                        primary=primary)
     with Store(store) as s:
         result = compare_leaderboards(s, specs, **scoring(topics, zero, shared_topics,
                                                           relevance_level))

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from pooling.agreement.rankings import kendall_tau, spearman_rho, tau_ap
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection
-from pooling.measures.primary import single_column
+from pooling.measures.primary import primary_first, single_column
 from pooling.store.core import Store
 from pooling.store.evaluate import is_diversity_measure, require_subtopics
 
@@ -63,11 +63,15 @@ def board_specs(
     qrels: list[str] | None = None,
     depths: list[int] | None = None,
     rounds: list[str] | None = None,
+    primary: str | None = None,
 ) -> list[BoardSpec]:
     """Every combination of the values given: measures × qrels × (full, depths…, rounds…).
 
-    The full qrels always come first, so `--depth 10` alone compares full with depth 10.
+    The full qrels always come first, so `--depth 10` alone compares full with depth 10; the
+    primary measure's boards come first (default: the first measure as given; one not among
+    measures is added), so the primary on the full qrels is tau_ap's reference.
     """
+    measures = primary_first(measures, primary)
     pools: list[tuple[int | None, str | None]] = [(None, None)]
     pools += [(d, None) for d in depths or []]
     pools += [(None, r) for r in rounds or []]

@@ -23,6 +23,7 @@ from pooling.leaderboard.board import run_teams
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.render import fmt, latex, markdown, table_csv
 from pooling.leaderboard.topics import resolve_topic_selection
+from pooling.measures.primary import ranked_measures
 from pooling.store.core import Store
 from pooling.store.evaluate import stored_trec_run
 from pooling.store.sampled_qrels import SampleSize, sample_size, sampled_qrels_table
@@ -75,10 +76,8 @@ def sampled_leaderboard(
             f"variance; use -m infAP (xinfAP), infNDCG or statAP")
     if resamples < 2:
         raise LeaderboardError(f"resamples must be at least 2 (got {resamples})")
-    wanted = list(dict.fromkeys(_NAMES[m] for m in measures))
-    first = _NAMES[primary] if primary else wanted[0]
-    if first not in wanted:
-        wanted.insert(0, first)
+    ranked = ranked_measures(measures, primary, sampled=True)
+    wanted, first = ranked.columns, ranked.primary
     version = store.resolve_qrels(qrels)
     table = sampled_qrels_table(store, version)
     topic_list = resolve_topic_selection(store, topics)

@@ -88,6 +88,20 @@ def test_a_primary_not_among_the_measures_is_added_first_and_one_among_them_keep
     assert primary_first(["P_10", "map"], "AP") == ["AP", "P_10"]
 
 
+def test_compare_boards_put_the_primary_first_so_it_is_the_reference():
+    from pooling.leaderboard.compare import board_specs
+
+    assert [s.measure for s in board_specs(["P_10", "map"])] == ["P_10", "map"]
+    assert [s.measure for s in board_specs(["P_10", "map"], primary="map")] == ["map", "P_10"]
+    assert [s.measure for s in board_specs(["P_10"], primary="AP")] == ["AP", "P_10"]
+
+
+def test_the_sampled_leaderboard_reads_its_estimators_by_the_same_rule():
+    kept = ranked_measures(["infNDCG", "xinfAP"], sampled=True)
+    assert (kept.columns, kept.primary) == (["infNDCG", "infAP"], "infNDCG")
+    assert ranked_measures(["infNDCG"], "statAP", sampled=True).columns == ["statAP", "infNDCG"]
+
+
 def test_a_primary_with_several_values_per_run_is_refused_naming_a_cutoff_to_pick():
     with pytest.raises(MeasureError, match=r"'P' gives 9 values per run.*e\.g\. P_10"):
         ranked_measures(["map"], "P")
