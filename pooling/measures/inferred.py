@@ -144,12 +144,20 @@ def unit_weights(topic: SampledTopic) -> np.ndarray:
 
 def topic_totals(topic: SampledTopic, weights: np.ndarray) -> TopicTotals:
     """The run-independent part of a topic: judged and relevant counts per stratum, the
-    estimated number relevant, the estimated ideal DCG; one row per replicate."""
+    estimated number relevant, the estimated ideal DCG; one row per replicate.
+
+    Weights are multiplicities, whole numbers, so the counts are exact whatever the order of
+    their sums: each is one matrix product over the pooled documents."""
     n_strata = len(topic.strata)
-    judged_w = weights * topic.judged
-    relevant_w = weights * (topic.value > 0)
-    judged = np.stack([judged_w[:, topic.stratum == h].sum(axis=1) for h in range(n_strata)], 1)
-    relevant = np.stack([relevant_w[:, topic.stratum == h].sum(axis=1) for h in range(n_strata)], 1)
+    n_grades = len(topic.grades)
+    in_stratum = np.eye(n_strata)[topic.stratum]  # pooled docs x strata, one-hot
+    judged = weights @ (in_stratum * topic.judged[:, None])
+    relevant = weights @ (in_stratum * (topic.value > 0)[:, None])
+    # pooled docs x (stratum, grade) pairs, stratum-major: a relevant doc's one cell
+    cell = np.zeros((len(topic.value), n_strata * n_grades))
+    graded = np.flatnonzero(topic.grade >= 0)
+    cell[graded, topic.stratum[graded] * n_grades + topic.grade[graded]] = 1.0
+    counts = weights @ cell
     replicates = len(weights)
     num_rel = np.zeros(replicates)
     scale = np.zeros((replicates, n_strata))
@@ -159,11 +167,10 @@ def topic_totals(topic: SampledTopic, weights: np.ndarray) -> TopicTotals:
         estimate = np.zeros(replicates)
         estimate[ok] = relevant[ok, h] * topic.pooled[h] / judged[ok, h]
         num_rel = num_rel + estimate
-    per_grade = np.zeros((replicates, len(topic.grades)))
+    per_grade = np.zeros((replicates, n_grades))
     for h in range(n_strata):
-        in_h = topic.stratum == h
-        for g in range(len(topic.grades)):
-            count = weights[:, in_h & (topic.grade == g)].sum(axis=1)
+        for g in range(n_grades):
+            count = counts[:, h * n_grades + g]
             ok = judged[:, h] != 0
             add = np.zeros(replicates)
             add[ok] = count[ok] * topic.pooled[h] / judged[ok, h]
