@@ -249,7 +249,8 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
         mine = np.flatnonzero(judged_stratum == h)  # this stratum's judged, among the judged
         j_in = np.cumsum(mult[:, mine], axis=1)
         r_in = np.cumsum(mult[:, mine] * (value[cols[mine]] > 0), axis=1)
-        # At each judged relevant document: the counts up to it, and its own step.
+        # At each judged relevant document: the counts up to it, and its own step (it adds
+        # its multiplicity to both the judged and the relevant count of its stratum).
         upto = np.searchsorted(mine, hits, side="right")
         own = judged_stratum[hits] == h
         step = np.where(own, mult[:, hits], 0.0)
@@ -282,8 +283,8 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
         if depth == 0:
             break
         share = docs_in[h] / depth
-        mine = at[own_hits[h]]
-        g = _running_total(mult[:, hits[own_hits[h]]] * (value[mine] / _DISCOUNT[mine + 1]))
+        ranks_h = at[own_hits[h]]
+        g = _running_total(mult[:, hits[own_hits[h]]] * (value[ranks_h] / _DISCOUNT[ranks_h + 1]))
         dcg = dcg + np.divide(share * g, judged_in[h], out=np.zeros(replicates),
                               where=judged_in[h] != 0)
     ndcg = np.divide(depth * dcg, totals.ideal_dcg, out=np.zeros(replicates),
