@@ -332,6 +332,7 @@ def qrels_derive(
     """
     from pooling.judging.rules import derive_qrels
     from pooling.store import Store
+    from pooling.store.sampled_qrels import derived_sample_note
 
     mapping = _grade_map(judge_grades) if judge_grades else None
     if jurors is not None:
@@ -356,23 +357,12 @@ def qrels_derive(
     with Store(store, read_only=True) as s:
         n_sub = s.one("subtopic rows", "SELECT count(*) FROM subtopic_qrels WHERE version = ?",
                       [r.name])[0]
-        sampled = _sampled_phrase(s, r.name)
+        sampled = derived_sample_note(s, r.name)
     subs = (f"; {n_sub:,} subtopic judgments, its plain rows each document's maximum over its "
             "subtopics" if n_sub else "")
     out.print(f"qrels version {r.name}: {r.n_rows:,} judgments on {r.n_topics:,} topics "
               f"(rule {rule}{by}){subs}{sampled}", highlight=False)
 
-
-def _sampled_phrase(store, version: str) -> str:
-    """What a derived version of a sampled round must say: it is a sample, how big, and that
-    its values are estimates (empty for plain qrels)."""
-    from pooling.store.sampled_qrels import is_sampled, sample_size
-
-    if not is_sampled(store, version):
-        return ""
-    return (f"; SAMPLED: {sample_size(store, version).describe()}. Its values are estimates: "
-            "`pooling evaluate` scores it as sample_eval.pl does, `pooling leaderboard` ranks "
-            "by infAP, infNDCG or statAP with their intervals")
 
 
 @qrels_app.command("export-subtopics")
