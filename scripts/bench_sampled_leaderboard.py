@@ -6,7 +6,8 @@ and --runs simulated runs of 1,000 documents per topic drawn from the pool, bett
 favouring relevant documents; 200 bootstrap resamples, seed 0, as `pooling leaderboard` draws
 on a sampled version. "before" is the previous implementation, kept below verbatim: every
 bootstrap replicate accumulated over all 1,000 ranks, once for infAP and again for infNDCG,
-and the ideal DCG added rank by rank in Python. Every estimate, variance and interval of the
+each topic's counts summed stratum by stratum and grade by grade, and the ideal DCG added
+rank by rank in Python (reading the qrels and runs is the same code in both). Every estimate, variance and interval of the
 two must be equal to the last bit; the script fails otherwise.
 Usage: .venv/bin/python scripts/bench_sampled_leaderboard.py [--runs 40] [--resamples 200]
 """
@@ -23,6 +24,7 @@ from unittest import mock
 import numpy as np
 from rich.table import Table
 
+from pooling.evaluation import sampled as evaluation_sampled
 from pooling.evaluation import sampled_intervals
 from pooling.leaderboard.sampled import sampled_leaderboard
 from pooling.measures import inferred
@@ -84,6 +86,37 @@ def _ideal_dcg_before(values, counts):
             r += 1
         start += n
     return total
+
+
+def _topic_totals_before(topic, weights):
+    """The run-independent part of a topic: judged and relevant counts per stratum, the
+    estimated number relevant, the estimated ideal DCG; one row per replicate."""
+    n_strata = len(topic.strata)
+    judged_w = weights * topic.judged
+    relevant_w = weights * (topic.value > 0)
+    judged = np.stack([judged_w[:, topic.stratum == h].sum(axis=1) for h in range(n_strata)], 1)
+    relevant = np.stack([relevant_w[:, topic.stratum == h].sum(axis=1) for h in range(n_strata)], 1)
+    replicates = len(weights)
+    num_rel = np.zeros(replicates)
+    scale = np.zeros((replicates, n_strata))
+    for h in range(n_strata):  # strata in text order, as the script sums them
+        ok = judged[:, h] != 0
+        scale[ok, h] = topic.pooled[h] / judged[ok, h]
+        estimate = np.zeros(replicates)
+        estimate[ok] = relevant[ok, h] * topic.pooled[h] / judged[ok, h]
+        num_rel = num_rel + estimate
+    per_grade = np.zeros((replicates, len(topic.grades)))
+    for h in range(n_strata):
+        in_h = topic.stratum == h
+        for g in range(len(topic.grades)):
+            count = weights[:, in_h & (topic.grade == g)].sum(axis=1)
+            ok = judged[:, h] != 0
+            add = np.zeros(replicates)
+            add[ok] = count[ok] * topic.pooled[h] / judged[ok, h]
+            per_grade[:, g] = per_grade[:, g] + add
+    values = [inferred.perl_number(g) for g in topic.grades]
+    ideal = np.array([_ideal_dcg_before(values, per_grade[b]) for b in range(replicates)])
+    return inferred.TopicTotals(judged, relevant, num_rel, ideal)
 
 
 def _infer_topic_before(topic, totals, positions, weights, **_):
@@ -160,7 +193,7 @@ def _topic_estimates_before(qrels, runs, measures=sampled_intervals.ESTIMATORS, 
     if any(m != "statAP" for m in wanted):
         for q, topic in qrels.topics.items():
             w = sampled_intervals.bootstrap_weights(topic, n_bootstrap, rng)
-            replicates[q] = (w, inferred.topic_totals(topic, w))
+            replicates[q] = (w, _topic_totals_before(topic, w))
     rows = []
     for run in runs:
         scored = sampled_intervals.score_run(qrels, sampled_intervals.rank_run(run))
@@ -187,7 +220,10 @@ def _topic_estimates_before(qrels, runs, measures=sampled_intervals.ESTIMATORS, 
 
 def timed_board(store: Path, resamples: int, before: bool):
     """Seconds and the board, with the previous implementation patched in when before."""
-    patches = [mock.patch.object(inferred, "_ideal_dcg", _ideal_dcg_before),
+    patches = [mock.patch.object(inferred, "topic_totals", _topic_totals_before),
+               mock.patch.object(sampled_intervals, "topic_totals", _topic_totals_before),
+               mock.patch.object(evaluation_sampled, "topic_totals", _topic_totals_before),
+               mock.patch.object(evaluation_sampled, "infer_topic", _infer_topic_before),
                mock.patch.object(inferred, "infer_topic", _infer_topic_before),
                mock.patch.object(sampled_intervals, "infer_topic", _infer_topic_before),
                mock.patch.object(sampled_intervals, "topic_estimates",
