@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from pooling.cli.app import app
+from pooling.cli.leaderboard_options import PrimaryOpt, analysed_measure
 from pooling.cli.store_cmds import StoreArg, export_app
 from pooling.errors import StoreError
 from pooling.terminal.console import Console
@@ -331,6 +332,7 @@ def qrels_derive(
     """
     from pooling.judging.rules import derive_qrels
     from pooling.store import Store
+    from pooling.store.sampled_qrels import derived_sample_note
 
     mapping = _grade_map(judge_grades) if judge_grades else None
     if jurors is not None:
@@ -355,10 +357,12 @@ def qrels_derive(
     with Store(store, read_only=True) as s:
         n_sub = s.one("subtopic rows", "SELECT count(*) FROM subtopic_qrels WHERE version = ?",
                       [r.name])[0]
+        sampled = derived_sample_note(s, r.name)
     subs = (f"; {n_sub:,} subtopic judgments, its plain rows each document's maximum over its "
             "subtopics" if n_sub else "")
     out.print(f"qrels version {r.name}: {r.n_rows:,} judgments on {r.n_topics:,} topics "
-              f"(rule {rule}{by}){subs}", highlight=False)
+              f"(rule {rule}{by}){subs}{sampled}", highlight=False)
+
 
 
 @qrels_app.command("export-subtopics")
@@ -546,8 +550,10 @@ def agreement(
     threshold: Annotated[int, typer.Option(
         help="Lowest grade counted relevant (overlap; precision, recall and the rest; the "
              "leaderboard's relevance level).")] = 1,
-    measure: Annotated[str, typer.Option(
-        "-m", "--measure", help="The measure runs are ranked by for the leaderboard correlation.")] = "map",
+    measure: Annotated[list[str], typer.Option(
+        "-m", "--measure", help="The measure runs are ranked by for the leaderboard correlation "
+        "(repeatable: the primary one is used; default map).")] = [],  # noqa: B006
+    primary: PrimaryOpt = None,
     top: Annotated[int, typer.Option(help="How many of the largest rank changes to show.")] = 5,
     unjudged: Annotated[int | None, typer.Option(
         help="With --qrels or --judge: the grade a pair graded on one side only counts as on "
@@ -593,14 +599,15 @@ def agreement(
         raise StoreError("--format table prints to the terminal; use csv, json or html with -o")
     from pooling.agreement.label_agreement import judge_agreement, qrels_agreement
 
+    ranked_by = analysed_measure(measure, primary)
     # Writable: scoring runs on a qrels version fills the store's evaluation cache.
     with Store(store) as s:
         if qrels:
             result = qrels_agreement(s, qrels[0], qrels[1], threshold=threshold,
-                                     measure=measure, top=top, unjudged=unjudged)
+                                     measure=ranked_by, top=top, unjudged=unjudged)
         else:
             result = judge_agreement(s, judge, round_id=round, against=against,
-                                     threshold=threshold, measure=measure, top=top,
+                                     threshold=threshold, measure=ranked_by, top=top,
                                      unjudged=unjudged)
     if format == "table":
         _print_label_agreement(result)

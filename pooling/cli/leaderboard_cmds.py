@@ -13,10 +13,10 @@ from pooling.cli.leaderboard_options import (
     BoardFormatOpt,
     CorrectionOpt,
     LevelOpt,
-    MeasurePerRunOpt,
     MeasuresOpt,
-    MeasureToChooseByOpt,
+    OneMeasureOpt,
     OutputOpt,
+    PrimaryOpt,
     QrelsOpt,
     QrelsVersionsOpt,
     RunsToIncludeOpt,
@@ -27,6 +27,7 @@ from pooling.cli.leaderboard_options import (
     TestSeedOpt,
     TopicsOpt,
     ZeroOpt,
+    analysed_measure,
     measures_or_default,
     scoring,
 )
@@ -88,7 +89,7 @@ def leaderboard_command(
     store: StoreArg,
     qrels: QrelsOpt = None,
     measure: MeasuresOpt = [],  # noqa: B006
-    primary: Annotated[str | None, typer.Option(help="Measure to rank and test by (default: the first).")] = None,
+    primary: PrimaryOpt = None,
     test: TestOpt = "t",
     correction: CorrectionOpt = None,
     alpha: AlphaOpt = 0.05,
@@ -193,10 +194,13 @@ def _sampled_board(store: Path, qrels: str | None, measure: list[str], primary: 
 
     if format not in ("table", "md", "csv", "latex", "html"):
         raise PoolingError(f"--format must be table, md, csv, latex or html, not {format!r}")
-    with Store(store) as s:
+    from pooling.terminal.progress import terminal_progress
+
+    with Store(store) as s, terminal_progress() as bar:
         lb = sampled_leaderboard(s, qrels=qrels, measures=measure or DEFAULT_ESTIMATORS,
                                  primary=primary, runs=run or None, topics=topics,
-                                 resamples=min(resamples, SAMPLED_RESAMPLES), seed=seed)
+                                 resamples=min(resamples, SAMPLED_RESAMPLES), seed=seed,
+                                 progress=bar)
     _say_qrels(lb.qrels_version)
     if format == "table":
         if output is not None:
@@ -217,6 +221,7 @@ def _sampled_board(store: Path, qrels: str | None, measure: list[str], primary: 
 def compare_command(
     store: StoreArg,
     measure: MeasuresOpt = [],  # noqa: B006
+    primary: Annotated[str | None, typer.Option(help="Measure of the reference leaderboard, tau_ap's (default: the first -m as given; added if the -m lack it).")] = None,
     qrels: QrelsVersionsOpt = [],  # noqa: B006
     depth: Annotated[list[int], typer.Option("--depth", help="Cut the qrels to a depth-k re-pool of the pooled runs (repeatable).")] = [],  # noqa: B006
     round: Annotated[list[str], typer.Option("--round", help="Cut the qrels to a judging round's pool (repeatable).")] = [],  # noqa: B006
@@ -236,7 +241,8 @@ def compare_command(
     from pooling.leaderboard.compare import board_specs, compare_leaderboards
     from pooling.store import Store
 
-    specs = board_specs(measure or ["map"], qrels or None, depth or None, round or None)
+    specs = board_specs(measure or ["map"], qrels or None, depth or None, round or None,
+                        primary=primary)
     with Store(store) as s:
         result = compare_leaderboards(s, specs, **scoring(topics, zero, shared_topics,
                                                           relevance_level))
@@ -250,6 +256,7 @@ def topic_report_command(
     store: StoreArg,
     run: RunsToReportOpt = [],  # noqa: B006
     measure: MeasuresOpt = [],  # noqa: B006
+    primary: PrimaryOpt = None,
     qrels: QrelsOpt = None,
     topics: TopicsOpt = None,
     zero: ZeroOpt = False,
@@ -265,7 +272,7 @@ def topic_report_command(
     with Store(store) as s:
         qrels = s.resolve_qrels(qrels)
         table = topic_report(s, qrels=qrels, measures=measures_or_default(measure),
-                             runs=run or None, **scoring(topics, zero, shared_topics,
+                             primary=primary, runs=run or None, **scoring(topics, zero, shared_topics,
                                                          relevance_level))
     _say_qrels(qrels)
     _render(table, format, output)
@@ -275,7 +282,8 @@ def topic_report_command(
 def pool_bias_command(
     store: StoreArg,
     qrels: QrelsOpt = None,
-    measure: MeasurePerRunOpt = "map",
+    measure: OneMeasureOpt = [],  # noqa: B006
+    primary: PrimaryOpt = None,
     depth: Annotated[int | None, typer.Option(help="Re-pool at this depth first (default: qrels as they are).")] = None,
     leave_out: Annotated[str, typer.Option(help="run (leave-one-run-out) or team (leave-one-group-out).")] = "run",
     runs: Annotated[str, typer.Option(help="Runs that built the pool: pooled, all, or a,b,c.")] = "pooled",
@@ -294,7 +302,7 @@ def pool_bias_command(
     from pooling.store import Store
 
     with Store(store) as s:
-        result = pool_bias(s, qrels=qrels, measure=measure, depth=depth, leave_out=leave_out,
+        result = pool_bias(s, qrels=qrels, measure=analysed_measure(measure, primary), depth=depth, leave_out=leave_out,
                            pooled=runs, **scoring(topics, zero, shared_topics, relevance_level),
                            judged_depth=judged_depth)
     _say_qrels(result.qrels_version)
@@ -326,7 +334,8 @@ def pool_bias_command(
 def folds_command(
     store: StoreArg,
     family: Annotated[list[str], typer.Option("--family", help="Runs to choose from: names or patterns like 'fub03*' (repeatable; default all).")] = [],  # noqa: B006
-    measure: MeasureToChooseByOpt = "map",
+    measure: OneMeasureOpt = [],  # noqa: B006
+    primary: PrimaryOpt = None,
     k: Annotated[int, typer.Option("-k", help="Number of folds.")] = 5,
     seed: Annotated[int, typer.Option(help="Seed of the topic split.")] = 0,
     folds: Annotated[list[str], typer.Option("--folds", help="Stored topic subsets to use as the folds (repeatable).")] = [],  # noqa: B006
@@ -341,7 +350,8 @@ def folds_command(
 
     with Store(store) as s:
         qrels = s.resolve_qrels(qrels)
-        result = cross_validate(s, family=family or None, measure=measure, k=k, seed=seed,
+        result = cross_validate(s, family=family or None,
+                                measure=analysed_measure(measure, primary), k=k, seed=seed,
                                 folds=folds or None, qrels=qrels, topics=topics)
     _say_qrels(qrels)
     _render(result.folds, format, output, f"{len(result.family)} runs, {result.measure}")

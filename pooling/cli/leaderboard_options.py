@@ -3,7 +3,8 @@
 `leaderboard`, `compare`, `topic-report`, `pool-bias`, `folds` and `evaluate` declare these
 same options, so a flag reads and behaves alike in each: the qrels version, the measures, the runs, and the
 topic block (--topics, -c, --shared-topics, -l) that `scoring` turns into the library's
-keywords.
+keywords. Every command that ranks runs takes -m repeatable and --primary, read by the one
+rule of `pooling.measures.primary`: the first -m as given, unless --primary names another.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ QrelsVersionsOpt = Annotated[list[str], typer.Option("--qrels", help="Qrels vers
 MeasuresOpt = Annotated[list[str], typer.Option(
     "-m", "--measure", help="Measure, trec_eval or ir_measures name (repeatable; default "
     "map, P_10, ndcg_cut_10).")]
-# One measure: a value per run to compare (pool-bias), or to choose a run by (folds).
-MeasurePerRunOpt = Annotated[str, typer.Option(
-    "-m", "--measure", help="One measure value per run.")]
-MeasureToChooseByOpt = Annotated[str, typer.Option(
-    "-m", "--measure", help="Measure to choose by.")]
+PrimaryOpt = Annotated[str | None, typer.Option(
+    help="Measure to rank and test by (default: the first -m as given; added to the -m if "
+    "they lack it).")]
+# Commands that analyse one measure: they take -m alike and analyse the primary.
+OneMeasureOpt = Annotated[list[str], typer.Option(
+    "-m", "--measure", help="Measure, one value per run (repeatable; the primary one is "
+    "analysed; default map).")]
 RunsToIncludeOpt = Annotated[list[str], typer.Option(
     "--run", help="Run to include (repeatable; default all).")]
 RunsToReportOpt = Annotated[list[str], typer.Option(
@@ -54,6 +57,18 @@ BoardFormatOpt = Annotated[str, typer.Option(help="table, md, csv, latex or html
 def measures_or_default(measures: list[str]) -> list[str]:
     """The measures named, else the leaderboard's default ones."""
     return measures or list(DEFAULT_MEASURES)
+
+
+def analysed_measure(measures: list[str], primary: str | None) -> str:
+    """The one measure a single-measure analysis runs on (the primary of -m/--primary,
+    default map); names the -m it leaves unused on stderr, so none is dropped unsaid."""
+    from pooling.measures.primary import primary_first
+
+    names = primary_first(measures or ["map"], primary)
+    if len(names) > 1:
+        typer.echo(f"analysing {names[0]} (the primary measure); this analysis uses one "
+                   f"measure, so {', '.join(names[1:])} is not used", err=True)
+    return names[0]
 
 
 def missing_topics(zero: bool, shared_topics: bool) -> str:

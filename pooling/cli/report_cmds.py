@@ -11,6 +11,7 @@ from pooling.cli.leaderboard_options import (
     CorrectionOpt,
     LevelOpt,
     MeasuresOpt,
+    PrimaryOpt,
     QrelsOpt,
     RunsToReportOpt,
     SharedOpt,
@@ -33,6 +34,7 @@ def report_runs_command(
     out: Annotated[Path, typer.Argument(help="Folder to write the reports to (created if missing).")],
     qrels: QrelsOpt = None,
     measure: MeasuresOpt = [],  # noqa: B006
+    primary: PrimaryOpt = None,
     run: RunsToReportOpt = [],  # noqa: B006
     test: TestOpt = "t",
     correction: CorrectionOpt = None,
@@ -55,10 +57,12 @@ def report_runs_command(
     """
     from pooling.leaderboard.report_files import write_participant_reports
     from pooling.store import Store
+    from pooling.terminal.progress import terminal_progress
 
-    with Store(store) as s:
+    with Store(store) as s, terminal_progress() as bar:
         written = write_participant_reports(
-            s, out, pdf=pdf, qrels=qrels, measures=measure or None, runs=run or None,
+            s, out, pdf=pdf, qrels=qrels, measures=measure or None, primary=primary,
+            runs=run or None, progress=bar,
             test=test, correction=correction, alpha=alpha, seed=seed,
             **scoring(topics, zero, shared_topics, relevance_level))
     kinds = "HTML and PDF" if pdf else "HTML"

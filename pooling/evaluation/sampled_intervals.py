@@ -32,6 +32,7 @@ from pooling.evaluation.sampled import (
 )
 from pooling.measures.inferred import SampledTopic, infer_topic, topic_totals
 from pooling.measures.statap import statap_topic
+from pooling.terminal.progress import NoProgress, Progress
 
 ESTIMATORS = ("infAP", "infNDCG", "statAP")
 _ALIASES = {"xinfAP": "infAP", "infAP": "infAP", "infNDCG": "infNDCG", "statAP": "statAP"}
@@ -64,9 +65,15 @@ def topic_estimates(
     *,
     n_bootstrap: int = 200,
     seed: int = 0,
+    progress: Progress | None = None,
 ) -> pa.Table:
-    """Per run, topic and estimator: the estimate and its variance (TOPIC_SCHEMA)."""
+    """Per run, topic and estimator: the estimate and its variance (TOPIC_SCHEMA).
+
+    Every run is scored on the same replicates of each topic (drawn once, topics in the
+    sample's order), and one pass over a run's ranking gives both infAP's and infNDCG's
+    replicates. progress hears of each run scored."""
     wanted = [_canonical(m) for m in measures]
+    progress = progress or NoProgress()
     rng = np.random.default_rng(seed)
     replicates: dict[str, tuple[np.ndarray, object]] = {}
     if any(m != "statAP" for m in wanted):
@@ -74,22 +81,28 @@ def topic_estimates(
             w = bootstrap_weights(topic, n_bootstrap, rng)
             replicates[q] = (w, topic_totals(topic, w))
     rows = []
+    progress.start("estimating intervals, run by run", total=len(runs))
     for run in runs:
         scored = score_run(qrels, rank_run(run))
         for q in scored.query_ids:
             topic = qrels.topics[q]
+            point = scored.values[q]
+            boot = None
+            if q in replicates:
+                w, totals = replicates[q]
+                boot = infer_topic(topic, totals, scored.positions[q], w,  # type: ignore[arg-type]
+                                   by_rank=False)
             for m in wanted:
                 if m == "statAP":
                     s = statap_topic(topic, scored.positions[q])
                     rows.append((scored.run_id, q, m, s.estimate, s.variance))
                     continue
-                point = scored.values[q]
-                w, totals = replicates[q]
-                boot = infer_topic(topic, totals, scored.positions[q], w)  # type: ignore[arg-type]
-                values = boot.inf_ap if m == "infAP" else boot.inf_ndcg
+                values = boot.inf_ap if m == "infAP" else boot.inf_ndcg  # type: ignore[union-attr]
                 estimate = float((point.inf_ap if m == "infAP" else point.inf_ndcg)[0])
                 variance = float(np.var(values, ddof=1)) if len(values) > 1 else 0.0
                 rows.append((scored.run_id, q, m, estimate, variance))
+        progress.advance()
+    progress.finish()
     return pa.table(list(zip(*rows, strict=True)) if rows else [[]] * 5, schema=TOPIC_SCHEMA)
 
 
@@ -102,16 +115,18 @@ def sampled_estimates(
     n_bootstrap: int = 200,
     seed: int = 0,
     gains: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
 ) -> pa.Table:
     """Per run and estimator: the mean over topics, its variance, a normal `level` interval,
-    the topics averaged and the judged and pooled pairs of the sample (RUN_SCHEMA)."""
+    the topics averaged and the judged and pooled pairs of the sample (RUN_SCHEMA).
+    progress hears of each run scored."""
     if not 0 < level < 1:
         raise EvaluationError(f"level {level} is not a probability; give e.g. 0.95")
     pools = load_sampled_qrels(qrels, gains)
     runs = ([run_or_runs] if isinstance(run_or_runs, str | bytes) or not isinstance(
         run_or_runs, Sequence) else list(run_or_runs))
     per_topic = topic_estimates(pools, runs, [measures] if isinstance(measures, str) else measures,
-                                n_bootstrap=n_bootstrap, seed=seed)
+                                n_bootstrap=n_bootstrap, seed=seed, progress=progress)
     z = NormalDist().inv_cdf(0.5 + level / 2)
     judged = int(sum(int(t.judged.sum()) for t in pools.topics.values()))
     pooled = int(sum(len(t.value) for t in pools.topics.values()))

@@ -18,7 +18,7 @@ import pyarrow as pa
 from pooling.leaderboard import stats
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection
-from pooling.measures import parse_measures
+from pooling.measures.primary import ranked_measures
 from pooling.store.core import Store
 from pooling.terminal.progress import Progress
 
@@ -29,7 +29,8 @@ DEFAULT_MEASURES = ("map", "P_10", "ndcg_cut_10")
 class Leaderboard:
     """A ranked table of runs plus the pairwise tests behind its tied ranks.
 
-    table: one row per run, best first — run_id, one column per measure (canonical names),
+    table: one row per run, best first — run_id, team (from the runs' --meta; null if none),
+    one column per measure (canonical names, in the order given; a primary not among them first),
     then per measure `<m>_t_low`, `<m>_t_high`, `<m>_boot_low`, `<m>_boot_high`, then
     `Judged@k`, n_topics, rank, group, pooled, flag. rank is 1 + the number of runs
     significantly better (kept non-decreasing down the table); runs sharing a letter in
@@ -97,7 +98,8 @@ def leaderboard(
 ) -> Leaderboard:
     """Rank stored runs on a qrels version (default: the store's default) by the primary measure.
 
-    primary defaults to the first measure. correction defaults to holm for the t and
+    primary defaults to the first measure as given (`pooling.measures.primary`); one not
+    among measures is added to them, first. correction defaults to holm for the t and
     randomization tests and to none for Tukey HSD, which controls the family-wise error
     itself. missing_topics: "zero" (trec_eval -c) or "skip" (only shared topics; the tests
     then use the topics every run shares). Runs whose Judged@k is below min_judged are
@@ -125,10 +127,8 @@ def leaderboard(
     n_runs = len(runs) if runs else len(store.run_ids())
     stats.permutation_plan(test, n_runs * (n_runs - 1) // 2, alpha=alpha, correction=correction,
                            permutations=permutations)
-    columns = _columns(measures)
-    primary_column = _columns([primary])[0] if primary else columns[0]
-    if primary_column not in columns:
-        columns.insert(0, primary_column)
+    ranked = ranked_measures(measures, primary)
+    columns, primary_column = ranked.columns, ranked.primary
     judged = f"Judged@{judged_depth}"
     topic_list = resolve_topic_selection(store, topics)
     result = evaluate_store(
@@ -157,7 +157,8 @@ def leaderboard(
     primary_means = np.array([means[(r, primary_column)] for r in run_ids])
     pooled = _pooled(store)
 
-    rows: dict[str, list[Any]] = {"run_id": run_ids}
+    teams = run_teams(store)
+    rows: dict[str, list[Any]] = {"run_id": run_ids, "team": [teams.get(r) for r in run_ids]}
     for m in columns:
         rows[m] = [means[(r, m)] for r in run_ids]
     for m in columns:
@@ -233,20 +234,6 @@ def _check_options(test: str, correction: str | None, alpha: float, confidence: 
     return correction
 
 
-def _columns(measures) -> list[str]:
-    """Canonical output columns of the measures, in the order given (numeric ones only)."""
-    from pooling.measures import Kind
-
-    out: list[str] = []
-    for m in parse_measures(list(measures)):
-        if m.spec.kind in (Kind.TEXT, Kind.RUNID, Kind.NUM_Q):
-            continue
-        out += m.columns
-    if not out:
-        raise LeaderboardError("no numeric measure to rank by; pass e.g. -m map")
-    return list(dict.fromkeys(out))
-
-
 def _per_run_values(per_query: pa.Table):
     """run_ids and (run_id, measure) -> {query_id: value}."""
     out: dict[tuple[str, str], dict[str, float]] = {}
@@ -287,6 +274,11 @@ def _intervals(per_run, run_ids: list[str], measure: str, confidence: float, res
         for arr, values in zip(out, (t_low, t_high, b_low, b_high), strict=True):
             arr[members] = values
     return out
+
+
+def run_teams(store: Store) -> dict[str, str | None]:
+    """run_id -> its team (set by `import runs --meta`), None where no team was given."""
+    return dict(store.sql("run teams", "SELECT run_id, team FROM runs").fetchall())
 
 
 def _pooled(store: Store) -> dict[str, bool | None]:

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from pooling.agreement.rankings import kendall_tau, spearman_rho, tau_ap
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection
+from pooling.measures.primary import primary_first, single_column
 from pooling.store.core import Store
 from pooling.store.evaluate import is_diversity_measure, require_subtopics
 
@@ -62,11 +63,15 @@ def board_specs(
     qrels: list[str] | None = None,
     depths: list[int] | None = None,
     rounds: list[str] | None = None,
+    primary: str | None = None,
 ) -> list[BoardSpec]:
     """Every combination of the values given: measures × qrels × (full, depths…, rounds…).
 
-    The full qrels always come first, so `--depth 10` alone compares full with depth 10.
+    The full qrels always come first, so `--depth 10` alone compares full with depth 10; the
+    primary measure's boards come first (default: the first measure as given; one not among
+    measures is added), so the primary on the full qrels is tau_ap's reference.
     """
+    measures = primary_first(measures, primary)
     pools: list[tuple[int | None, str | None]] = [(None, None)]
     pools += [(d, None) for d in depths or []]
     pools += [(None, r) for r in rounds or []]
@@ -97,7 +102,7 @@ def board_scores(
     """run_id -> mean of the spec's measure (cached in the store when no pool cut applies)."""
     from pooling.store.evaluate import evaluate_store
 
-    column = measure_column(spec.measure)
+    column = single_column(spec.measure)
     if spec.depth is None and spec.round is None:
         result = evaluate_store(store, qrels=spec.qrels, runs=runs, measures=[spec.measure],
                                 missing_topics=missing_topics, relevance_level=relevance_level,
@@ -189,15 +194,3 @@ def correlation_table(scores: dict[str, dict[str, float]]) -> pa.Table:
         ("a", pa.string()), ("b", pa.string()), ("kendall_tau", pa.float64()),
         ("tau_ap", pa.float64()), ("spearman_rho", pa.float64()), ("swaps", pa.int64()),
         ("n_runs", pa.int64())]))
-
-
-def measure_column(measure: str) -> str:
-    """The value column a measure name is reported under."""
-    from pooling.measures import parse_measures
-
-    columns = [c for m in parse_measures([measure]) for c in m.columns]
-    if len(columns) != 1:
-        raise LeaderboardError(
-            f"{measure!r} gives {len(columns)} values per run; name one cutoff, e.g. P_10"
-        )
-    return columns[0]

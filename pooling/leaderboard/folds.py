@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection, topic_key, topic_subsets
+from pooling.measures.primary import single_column
 from pooling.store.core import Store
 
 
@@ -79,10 +80,9 @@ def cross_validate(
 
     folds: names of stored topic subsets to use as the folds instead of a seeded split.
     """
-    from pooling.leaderboard.compare import measure_column
     from pooling.store.evaluate import evaluate_store
 
-    column = measure_column(measure)
+    column = single_column(measure)
     run_ids = family_runs(store, family)
     topic_list = resolve_topic_selection(store, topics)
     result = evaluate_store(store, qrels=qrels, runs=run_ids, measures=[measure],

@@ -37,7 +37,8 @@ p.estimate { background: #fff4e0; border-left: 4px solid #e0a030; padding: .4em 
 table { border-collapse: collapse; margin: .5em 0; }
 th, td { padding: .2em .45em; border-bottom: 1px solid #ddd; text-align: right; }
 th { background: #f3f3f3; }
-td.run, th.run, td.verdict, th.verdict { text-align: left; overflow-wrap: anywhere; }
+td.run, th.run, td.team, th.team, td.verdict, th.verdict { text-align: left;
+                                                  overflow-wrap: anywhere; }
 tr.self td { background: #e6effa; font-weight: 600; }
 figure { margin: .8em 0; } svg { width: 100%; height: auto; }
 svg text { font: 10px sans-serif; fill: #333; }
@@ -57,7 +58,7 @@ def report_html(report: RunReport, description: str, *, title: str | None = None
     title = title or f"Run {report.run_id}"
     parts = [
         *_head(title),
-        f'<p class="caption">qrels {_e(report.qrels_version)}; {report.n_runs} runs; '
+        f'<p class="caption">{_team(report)}qrels {_e(report.qrels_version)}; {report.n_runs} runs; '
         f"generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.</p>",
     ]
     # What the reader must know before any number: estimates from a sample, or a run whose
@@ -71,11 +72,16 @@ def report_html(report: RunReport, description: str, *, title: str | None = None
     return "\n".join(parts) + "\n"
 
 
+def _team(report: RunReport) -> str:
+    """The run's team, as the caption's first words (nothing when the run has none)."""
+    return f'team <span class="team">{_e(report.team)}</span>; ' if report.team else ""
+
+
 def index_html(reports: ParticipantReports, files: dict[str, tuple[str, str | None]], *,
                title: str = "Participant reports") -> str:
     """The index page: every run in leaderboard order, linking its HTML and PDF report.
     files: run_id -> (HTML file name, PDF file name or None), relative to the index."""
-    head = ('<tr><th>rank</th><th class="run">run</th>'
+    head = ('<tr><th>rank</th><th class="run">run</th><th class="team">team</th>'
             f"<th>{_e(reports.primary)}</th><th>interval</th><th>report</th></tr>")
     rows = []
     for r in reports.reports:
@@ -85,7 +91,8 @@ def index_html(reports: ParticipantReports, files: dict[str, tuple[str, str | No
         if pdf:
             links += f' · <a href="{quote(pdf)}">PDF</a>'
         rows.append(f'<tr data-run="{_e(r.run_id)}"><td>{r.rank}</td>'
-                    f'<td class="run">{_e(r.run_id)}</td><td>{fmt(primary.value)}</td>'
+                    f'<td class="run">{_e(r.run_id)}</td>'
+                    f'<td class="team">{_e(r.team or "")}</td><td>{fmt(primary.value)}</td>'
                     f"<td>{fmt(primary.low, 3)}–{fmt(primary.high, 3)}</td>"
                     f"<td>{links}</td></tr>")
     parts = [*_head(title), f'<p class="caption">{_e(reports.description)}</p>',
@@ -143,7 +150,7 @@ def _standing(report: RunReport) -> str:
     for s in report.standings:
         own = s.run_id == report.run_id
         cells = (f"<td>{s.rank}</td><td class=\"run\">{_e(s.run_id)}</td><td>{fmt(s.value)}</td>"
-                 f"<td>{'' if own else f'{s.diff:+.4f}'}</td>")
+                 f"<td>{'' if own else fmt(s.diff, signed=True)}</td>")
         if not report.sampled:
             cells += (f"<td>{'' if own else _p(s.p_adjusted)}</td>"
                       f'<td class="verdict">{_verdict(s, own)}</td>')

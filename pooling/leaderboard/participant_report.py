@@ -24,6 +24,7 @@ from pooling.leaderboard.board import DEFAULT_MEASURES, leaderboard
 from pooling.leaderboard.per_topic import topic_report
 from pooling.leaderboard.render import RANK_NOTE, caption
 from pooling.store.core import Store
+from pooling.terminal.progress import Progress
 
 # The depths of Judged@k each report shows: the first page, and the usual pool depth.
 JUDGED_DEPTHS = (10, 100)
@@ -83,6 +84,7 @@ class RunReport:
     judged: dict[int, float]  # k -> mean Judged@k over topics
     sampled: bool = False
     notes: list[str] = field(default_factory=list)
+    team: str | None = None  # from the run's --meta at import; None if none was given
 
     @property
     def better(self) -> int:
@@ -111,6 +113,7 @@ def participant_reports(
     *,
     qrels: str | None = None,
     measures: list[str] | tuple[str, ...] | None = None,
+    primary: str | None = None,
     runs: list[str] | None = None,
     test: str = "t",
     correction: str | None = None,
@@ -121,22 +124,27 @@ def participant_reports(
     seed: int = 0,
     resamples: int = 10_000,
     judged_depths: tuple[int, ...] = JUDGED_DEPTHS,
+    progress: Progress | None = None,
 ) -> ParticipantReports:
     """The reports of `runs` (default: every stored run); every statistic (best, median,
     worst, ranks, tests) is over all stored runs. measures default to map, P_10 and
-    ndcg_cut_10, or to infAP, infNDCG and statAP on a sampled qrels version."""
+    ndcg_cut_10, or to infAP, infNDCG and statAP on a sampled qrels version; runs are ranked
+    and tested by primary (default: the first measure given, `pooling.measures.primary`).
+    progress hears of each run scored (or, on sampled qrels, estimated)."""
     from pooling.store.sampled_qrels import is_sampled
 
     version = store.resolve_qrels(qrels)
     for r in runs or []:
         store.require_run(r)
     if is_sampled(store, version):
-        return _sampled_reports(store, version, measures, runs, topics, seed, judged_depths)
+        return _sampled_reports(store, version, measures, primary, runs, topics, seed,
+                                judged_depths, progress)
     lb = leaderboard(
-        store, qrels=version, measures=list(measures or DEFAULT_MEASURES), test=test,
+        store, qrels=version, measures=list(measures or DEFAULT_MEASURES), primary=primary,
+        test=test,
         correction=correction, alpha=alpha, topics=topics, missing_topics=missing_topics,
         relevance_level=relevance_level, seed=seed, resamples=resamples,
-        judged_depth=judged_depths[0] if judged_depths else 10,
+        judged_depth=judged_depths[0] if judged_depths else 10, progress=progress,
     )
     per_topic = _per_topic(topic_report(
         store, qrels=version, measures=lb.measures, runs=runs, topics=topics,
@@ -147,6 +155,7 @@ def participant_reports(
     cols = lb.table.to_pydict()
     row_of = {r: k for k, r in enumerate(cols["run_id"])}
     tests = _tests(lb.pairs.to_pylist())
+    teams = dict(zip(cols["run_id"], cols["team"], strict=True))
     reports = []
     for run_id in cols["run_id"]:
         if runs and run_id not in runs:
@@ -170,14 +179,16 @@ def participant_reports(
             judged={d: judged[(run_id, d)] for d in judged_depths if (run_id, d) in judged},
             notes=[f"Flagged: {flag}; its scores rest on unjudged documents counted as "
                    "non-relevant."] if flag else [],
+            team=teams[run_id],
         ))
     description = f"{caption(lb)}. {RANK_NOTE.capitalize()}."
     return ParticipantReports(lb.qrels_version, lb.primary, description, reports)
 
 
 def _sampled_reports(store: Store, version: str, measures: list[str] | tuple[str, ...] | None,
-                     runs: list[str] | None, topics: str | list[str] | None, seed: int,
-                     judged_depths: tuple[int, ...]) -> ParticipantReports:
+                     primary: str | None, runs: list[str] | None, topics: str | list[str] | None, seed: int,
+                     judged_depths: tuple[int, ...],
+                     progress: Progress | None = None) -> ParticipantReports:
     """Reports on a sampled version: estimates with intervals, ordered by the first estimator,
     per-topic estimates beside the best, median and worst, and the sample's size."""
     from pooling.leaderboard.sampled import (
@@ -187,12 +198,13 @@ def _sampled_reports(store: Store, version: str, measures: list[str] | tuple[str
     )
 
     lb = sampled_leaderboard(store, qrels=version, measures=list(measures or DEFAULT_ESTIMATORS),
-                             topics=topics, seed=seed)
+                             primary=primary, topics=topics, seed=seed, progress=progress)
     per_topic = _per_topic(topic_report(store, qrels=version, measures=lb.measures, runs=runs,
                                         topics=topics, missing_topics="skip"))
     judged = _sampled_judged(store, version, judged_depths, topics)
     cols = lb.table.to_pydict()
     note = sample_note(lb) + "."
+    teams = dict(zip(cols["run_id"], cols["team"], strict=True))
     reports = []
     for k, run_id in enumerate(cols["run_id"]):
         if runs and run_id not in runs:
@@ -207,7 +219,7 @@ def _sampled_reports(store: Store, version: str, measures: list[str] | tuple[str
             topics=per_topic.get(run_id, {}), rank=cols["rank"][k], group="",
             n_runs=len(cols["run_id"]), standings=standings,
             judged={d: judged[(run_id, d)] for d in judged_depths if (run_id, d) in judged},
-            sampled=True, notes=[note],
+            sampled=True, notes=[note], team=teams[run_id],
         ))
     description = (f"qrels {version} (sampled); {lb.sample.topics} topics; ordered by "
                    f"{lb.primary}. {note}")

@@ -19,8 +19,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pooling.leaderboard.board import run_teams
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.topics import resolve_topic_selection
+from pooling.measures.primary import single_column
 from pooling.store.core import Store
 from pooling.store.evaluate import is_diversity_measure, require_subtopics
 
@@ -117,11 +119,11 @@ def pool_bias(
         raise LeaderboardError(f"leave_out must be run or team, not {leave_out!r}")
     if depth is not None and depth < 1:
         raise LeaderboardError(f"pool depth must be at least 1 (got {depth})")
-    column = _single_column(measure)
+    column = single_column(measure)
     version = store.resolve_qrels(qrels)
     run_ids = store.run_ids()
     contributors = choose_runs(store, pooled)
-    teams = dict(store.sql("run teams", "SELECT run_id, team FROM runs").fetchall())
+    teams = run_teams(store)
     unit_of = {r: (teams.get(r) or r) if leave_out == "team" else r for r in run_ids}
     topic_list = resolve_topic_selection(store, topics)
     k_judged = judged_depth or depth or 10
@@ -266,15 +268,3 @@ def _unique_owners(contributions: pa.Table) -> pa.Table:
     counted = pairs.group_by("key").aggregate([("unit", "count"), ("unit", "min")])
     single = counted.filter(pc.equal(counted["unit_count"], 1))
     return pa.table({"key": single["key"], "unit": single["unit_min"]})
-
-
-def _single_column(measure: str) -> str:
-    from pooling.measures import parse_measures
-
-    columns = [c for m in parse_measures([measure]) for c in m.columns]
-    if len(columns) != 1:
-        raise LeaderboardError(
-            f"pool analysis needs one measure value per run; {measure!r} gives "
-            f"{len(columns)} ({', '.join(columns[:5])}); name a single cutoff, e.g. P_10"
-        )
-    return columns[0]

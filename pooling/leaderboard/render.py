@@ -156,8 +156,10 @@ def latex_escape(text: str) -> str:
     return "".join(table.get(ch, ch) for ch in str(text))
 
 
-def fmt(value: Any, digits: int = 4) -> str:
-    """Numbers to fixed decimals (integers as such), None/NaN to an empty cell."""
+def fmt(value: Any, digits: int = 4, *, signed: bool = False) -> str:
+    """Numbers to fixed decimals (integers as such), None/NaN to an empty cell. signed puts
+    + before a positive number (a difference). A value that rounds to zero prints as 0.0000,
+    never -0.0000 or +0.0000: a tiny negative difference is no difference at that precision."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -165,7 +167,10 @@ def fmt(value: Any, digits: int = 4) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return "" if math.isnan(value) else f"{value:.{digits}f}"
+        if math.isnan(value):
+            return ""
+        text = f"{value:{'+' if signed else ''}.{digits}f}"
+        return f"{0.0:.{digits}f}" if float(text) == 0 else text
     return str(value)
 
 

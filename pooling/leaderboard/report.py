@@ -38,7 +38,7 @@ p.caption { color: #555; margin-top: 0; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: .5em 0; }
 th, td { padding: .25em .45em; border-bottom: 1px solid #ddd; text-align: right; }
 th { background: #f3f3f3; position: sticky; top: 0; z-index: 1; }
-td.run, th.run, td.group, td.flag { text-align: left; }
+td.run, th.run, td.team, th.team, td.group, td.flag { text-align: left; }
 td.run { white-space: nowrap; } td.flag { min-width: 5em; }
 span.ci { display: block; color: #666; font-size: .75em; white-space: nowrap; }
 div.wide { overflow-x: auto; }
@@ -235,7 +235,8 @@ def write_html_report(html_text: str, out: str | Path) -> Path:
 
 def _leaderboard_table(lb: Leaderboard) -> str:
     cols = lb.table.to_pydict()
-    head = ['<th class="rank">rank</th>', '<th class="run">run</th>', "<th>group</th>"]
+    head = ['<th class="rank">rank</th>', '<th class="run">run</th>', '<th class="team">team</th>',
+            "<th>group</th>"]
     head += [f"<th>{_breakable(m)}</th>" for m in lb.measures]
     head += [f"<th>{_breakable(lb.judged_column)}</th>", "<th>topics</th>", "<th>pooled</th>",
              '<th class="flag">flag</th>']
@@ -243,6 +244,7 @@ def _leaderboard_table(lb: Leaderboard) -> str:
     for k, run_id in enumerate(cols["run_id"]):
         cells = [f'<td class="rank">{cols["rank"][k]}</td>',
                  f'<td class="run">{_e(run_id)}</td>',
+                 f'<td class="team">{_e(cols["team"][k] or "")}</td>',
                  f'<td class="group">{_e(cols["group"][k])}</td>']
         for m in lb.measures:
             value = cols[m][k]
@@ -490,7 +492,7 @@ def _svg(fig, name: str) -> str:
 def _pct(value: float | None) -> str:
     if value is None or np.isnan(value):
         return ""
-    return f"{value * 100:+.1f}%"
+    return f"{fmt(value * 100, 1, signed=True)}%"
 
 
 def _e(text: object) -> str:

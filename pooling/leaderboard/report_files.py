@@ -18,6 +18,7 @@ from pooling.leaderboard.participant_html import index_html, report_html
 from pooling.leaderboard.participant_report import ParticipantReports, participant_reports
 from pooling.output_files import write_text
 from pooling.store.core import Store
+from pooling.terminal.progress import NoProgress, Progress
 
 INDEX = "index.html"
 _MAX_STEM = 60
@@ -63,16 +64,19 @@ def write_participant_reports(
     *,
     pdf: bool = True,
     title: str | None = None,
+    progress: Progress | None = None,
     **options,
 ) -> WrittenReports:
     """Gather the reports (options as for `participant_reports`) and write them to folder:
-    `<stem>.html` (and `<stem>.pdf`) per run, and `index.html` linking them all."""
+    `<stem>.html` (and `<stem>.pdf`) per run, and `index.html` linking them all. progress
+    hears of each run scored, then of each PDF printed."""
     from pooling.leaderboard.pdf import require_pdf_support, write_pdf
 
     if pdf:
         require_pdf_support()  # before any work: a missing library is said at once
     clock = time.perf_counter()
-    reports = participant_reports(store, **options)
+    progress = progress or NoProgress()
+    reports = participant_reports(store, progress=progress, **options)
     seconds = {"gather": time.perf_counter() - clock}
     folder = Path(folder)  # made only now: a refused option leaves no empty folder behind
     folder.mkdir(parents=True, exist_ok=True)
@@ -90,7 +94,10 @@ def write_participant_reports(
     written = WrittenReports(folder, index, pages, seconds=seconds, reports=reports)
     if pdf:
         clock = time.perf_counter()
+        progress.start("printing PDF reports", total=len(texts))
         for run_id, text in texts.items():
             written.pdfs[run_id] = write_pdf(text, folder / f"{stems[run_id]}.pdf").path
+            progress.advance()
+        progress.finish()
         seconds["pdf"] = time.perf_counter() - clock
     return written

@@ -20,7 +20,7 @@ The conventions of sample_eval.pl, kept exactly (docs/sampling.md lists them all
 
 Every per-topic function takes `weights`, one row per replicate of the judged documents'
 multiplicities (ones for the estimate itself): a bootstrap resamples judged documents within
-each stratum by changing these counts (`pooling.measures.inferred_variance`).
+each stratum by changing these counts (`pooling.evaluation.sampled_intervals`).
 """
 
 from __future__ import annotations
@@ -122,7 +122,8 @@ def sampled_topics(table: pa.Table, gains: dict[str, str] | None = None) -> dict
     for begin, end in zip(starts.tolist(), ends.tolist(), strict=True):
         texts = [str(g) for g in grades_all[begin:end].tolist()]
         mapped = [gains.get(t, t) for t in texts]
-        value = np.array([perl_number(t) for t in mapped], dtype=float)
+        number = {t: perl_number(t) for t in set(mapped)}  # a handful of grades per topic
+        value = np.array([number[t] for t in mapped], dtype=float)
         strata, stratum = np.unique(strata_all[begin:end].astype(str), return_inverse=True)
         relevant = value > 0
         grade_texts = sorted({t for t, r in zip(mapped, relevant.tolist(), strict=True) if r})
@@ -143,12 +144,20 @@ def unit_weights(topic: SampledTopic) -> np.ndarray:
 
 def topic_totals(topic: SampledTopic, weights: np.ndarray) -> TopicTotals:
     """The run-independent part of a topic: judged and relevant counts per stratum, the
-    estimated number relevant, the estimated ideal DCG; one row per replicate."""
+    estimated number relevant, the estimated ideal DCG; one row per replicate.
+
+    Weights are multiplicities, whole numbers, so the counts are exact whatever the order of
+    their sums: each is one matrix product over the pooled documents."""
     n_strata = len(topic.strata)
-    judged_w = weights * topic.judged
-    relevant_w = weights * (topic.value > 0)
-    judged = np.stack([judged_w[:, topic.stratum == h].sum(axis=1) for h in range(n_strata)], 1)
-    relevant = np.stack([relevant_w[:, topic.stratum == h].sum(axis=1) for h in range(n_strata)], 1)
+    n_grades = len(topic.grades)
+    in_stratum = np.eye(n_strata)[topic.stratum]  # pooled docs x strata, one-hot
+    judged = weights @ (in_stratum * topic.judged[:, None])
+    relevant = weights @ (in_stratum * (topic.value > 0)[:, None])
+    # pooled docs x (stratum, grade) pairs, stratum-major: a relevant doc's one cell
+    cell = np.zeros((len(topic.value), n_strata * n_grades))
+    graded = np.flatnonzero(topic.grade >= 0)
+    cell[graded, topic.stratum[graded] * n_grades + topic.grade[graded]] = 1.0
+    counts = weights @ cell
     replicates = len(weights)
     num_rel = np.zeros(replicates)
     scale = np.zeros((replicates, n_strata))
@@ -158,11 +167,10 @@ def topic_totals(topic: SampledTopic, weights: np.ndarray) -> TopicTotals:
         estimate = np.zeros(replicates)
         estimate[ok] = relevant[ok, h] * topic.pooled[h] / judged[ok, h]
         num_rel = num_rel + estimate
-    per_grade = np.zeros((replicates, len(topic.grades)))
+    per_grade = np.zeros((replicates, n_grades))
     for h in range(n_strata):
-        in_h = topic.stratum == h
-        for g in range(len(topic.grades)):
-            count = weights[:, in_h & (topic.grade == g)].sum(axis=1)
+        for g in range(n_grades):
+            count = counts[:, h * n_grades + g]
             ok = judged[:, h] != 0
             add = np.zeros(replicates)
             add[ok] = count[ok] * topic.pooled[h] / judged[ok, h]
@@ -175,18 +183,21 @@ def topic_totals(topic: SampledTopic, weights: np.ndarray) -> TopicTotals:
 def _ideal_dcg(values: list[float], counts: np.ndarray) -> float:
     """The estimated ideal DCG: grades from the last in text order to the first, each taking
     round(count) ranks; a grade that reaches rank 1000 stops there, and every later grade
-    still adds the one rank after where the previous one would have ended (the script's loop)."""
+    still adds the one rank after where the previous one would have ended (the script's loop).
+    The terms are added one by one in rank order, as the script adds them."""
     total = 0.0
     start = 0
     for g in range(len(values) - 1, -1, -1):
         n = int(counts[g] + 0.5)
-        r = start + 1
-        while r <= start + n:
-            total += values[g] / _DISCOUNT[r] if r < len(_DISCOUNT) else values[g] / (
-                math.log(r + 1) / math.log(2))
-            if r >= MAX_RESULTS:
-                break
-            r += 1
+        if n > 0:
+            last = start + 1 if start + 1 >= MAX_RESULTS else min(start + n, MAX_RESULTS)
+            ranks = np.arange(start + 1, last + 1)
+            if last < len(_DISCOUNT):
+                terms = values[g] / _DISCOUNT[ranks]
+            else:  # one rank past the table, after an earlier grade reached rank 1000
+                terms = np.array([values[g] / (math.log(r + 1) / math.log(2))
+                                  for r in ranks.tolist()])
+            total = float(np.add.accumulate(np.r_[total, terms])[-1])
         start += n
     return total
 
@@ -198,9 +209,16 @@ def ranked_positions(topic: SampledTopic, ranked_doc_ids: pa.Array) -> np.ndarra
 
 
 def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
-                weights: np.ndarray) -> TopicValues:
+                weights: np.ndarray, *, by_rank: bool = True) -> TopicValues:
     """xinfAP, infNDCG and the estimated relevant by rank for one ranking (at most 1000 docs,
-    best first, as `ranked_positions`), one value per replicate row of `weights`."""
+    best first, as `ranked_positions`), one value per replicate row of `weights`.
+
+    Only judged documents change a weighted count, and only judged relevant ones add to
+    xinfAP and infNDCG: each stratum's counts are accumulated over its own judged documents
+    in the ranking and read at the judged relevant ones. The zeros left out add nothing, not
+    even a bit, and a bootstrap's arrays shrink from replicates x ranked to replicates x judged.
+    by_rank=False leaves the estimated relevant by rank out (what an interval needs).
+    """
     n = len(positions)
     replicates = len(weights)
     if n == 0:
@@ -210,17 +228,17 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
     safe = np.where(pooled, positions, 0)
     stratum = np.where(pooled, topic.stratum[safe], -1)
     value = np.where(pooled, topic.value[safe], -1.0)
-    judged = pooled & (value >= 0)
-    relevant = value > 0
-    mult = np.where(pooled, weights[:, safe], 0.0)  # replicates x n
+    cols = np.flatnonzero(pooled & (value >= 0))  # ranks (0-based) of the judged documents
+    mult = weights[:, safe[cols]]  # replicates x judged: each one's multiplicity
+    judged_stratum = stratum[cols]
+    hits = np.flatnonzero(value[cols] > 0)  # the judged relevant ones, among the judged
+    at = cols[hits]  # and their ranks
     rank = np.arange(1, n + 1, dtype=float)
     pool_in = np.cumsum(pooled).astype(float)
     pool_above = pool_in - pooled
-    shape = (replicates, n)
-    above = np.zeros(shape)
-    rel_by_rank = np.zeros(shape)
-    sum_prec = []
-    gain = []
+    above = np.zeros((replicates, len(hits)))
+    rel_by_rank = np.zeros((replicates, n if by_rank else 0))
+    own_hits = []
     n_strata = len(topic.strata)
     docs_in = []
     judged_in = []
@@ -228,22 +246,29 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
         in_h = stratum == h
         d_in = np.cumsum(in_h).astype(float)
         d_above = d_in - in_h
-        j_step = mult * (in_h & judged)
-        j_in = np.cumsum(j_step, axis=1)
-        r_step = mult * (in_h & relevant)
-        r_in = np.cumsum(r_step, axis=1)
+        mine = np.flatnonzero(judged_stratum == h)  # this stratum's judged, among the judged
+        j_in = np.cumsum(mult[:, mine], axis=1)
+        r_in = np.cumsum(mult[:, mine] * (value[cols[mine]] > 0), axis=1)
+        # At each judged relevant document: the counts up to it, and its own step (it adds
+        # its multiplicity to both the judged and the relevant count of its stratum).
+        upto = np.searchsorted(mine, hits, side="right")
+        own = judged_stratum[hits] == h
+        step = np.where(own, mult[:, hits], 0.0)
         share = np.divide(d_above, pool_above, out=np.zeros(n), where=pool_above != 0)
-        above = above + share * (r_in - r_step + SMOOTH_RELEVANT) / (j_in - j_step + SMOOTH_JUDGED)
-        rel_by_rank = rel_by_rank + d_in * (r_in + SMOOTH_RELEVANT) / (j_in + SMOOTH_JUDGED)
+        above = above + share[at] * (_count_at(r_in, upto) - step + SMOOTH_RELEVANT) / (
+            _count_at(j_in, upto) - step + SMOOTH_JUDGED)
+        if by_rank:
+            upto_rank = np.searchsorted(cols[mine], np.arange(n), side="right")
+            rel_by_rank = rel_by_rank + d_in * (_count_at(r_in, upto_rank) + SMOOTH_RELEVANT) / (
+                _count_at(j_in, upto_rank) + SMOOTH_JUDGED)
         docs_in.append(d_in[-1])
-        judged_in.append(j_in[:, -1])
-        sum_prec.append(r_step)
-        gain.append(r_step * (np.maximum(value, 0.0) / _DISCOUNT[1:n + 1]))
-    precision = 1.0 / rank + (pool_above / rank) * above
+        judged_in.append(j_in[:, -1] if len(mine) else np.zeros(replicates))
+        own_hits.append(own)
+    precision = 1.0 / rank[at] + (pool_above[at] / rank[at]) * above
     inf_ap = np.zeros(replicates)
     for h in range(n_strata):
         # Accumulated left to right (not pairwise), as the script adds them.
-        sap = np.add.accumulate(sum_prec[h] * precision, axis=1)[:, -1]
+        sap = _running_total(mult[:, hits[own_hits[h]]] * precision[:, own_hits[h]])
         judged_h = totals.judged[:, h]
         relevant_h = totals.relevant[:, h]
         ok = (judged_h != 0) & (totals.num_rel != 0)
@@ -258,12 +283,28 @@ def infer_topic(topic: SampledTopic, totals: TopicTotals, positions: np.ndarray,
         if depth == 0:
             break
         share = docs_in[h] / depth
-        g = np.add.accumulate(gain[h], axis=1)[:, -1]
+        ranks_h = at[own_hits[h]]
+        g = _running_total(mult[:, hits[own_hits[h]]] * (value[ranks_h] / _DISCOUNT[ranks_h + 1]))
         dcg = dcg + np.divide(share * g, judged_in[h], out=np.zeros(replicates),
                               where=judged_in[h] != 0)
     ndcg = np.divide(depth * dcg, totals.ideal_dcg, out=np.zeros(replicates),
                      where=totals.ideal_dcg != 0)
     return TopicValues(inf_ap, ndcg, rel_by_rank, n)
+
+
+def _count_at(counts: np.ndarray, upto: np.ndarray) -> np.ndarray:
+    """Running counts (replicates x documents) read after the first `upto` documents of each
+    position (0: before any, a count of 0)."""
+    if counts.shape[1] == 0:
+        return np.zeros((len(counts), len(upto)))
+    return np.where(upto > 0, counts[:, np.maximum(upto - 1, 0)], 0.0)
+
+
+def _running_total(values: np.ndarray) -> np.ndarray:
+    """Per row, the sum added left to right (the script's order; np.sum adds pairwise)."""
+    if values.shape[1] == 0:
+        return np.zeros(len(values))
+    return np.add.accumulate(values, axis=1)[:, -1]
 
 
 def interpolated_precision(rel_by_rank: np.ndarray, num_rel: float) -> np.ndarray:

@@ -67,6 +67,16 @@ def is_sampled(store: Database, version: str | None = None) -> bool:
                      [name]) is not None
 
 
+def derived_sample_note(store: Database, version: str) -> str:
+    """What deriving a version must add when it is sampled: that it is, how big its sample
+    is, and that its values are estimates; empty for plain qrels."""
+    if not is_sampled(store, version):
+        return ""
+    return (f"; SAMPLED: {sample_size(store, version).describe()}. Its values are estimates: "
+            "`pooling evaluate` scores it as sample_eval.pl does, `pooling leaderboard` ranks "
+            "by infAP, infNDCG or statAP with their intervals")
+
+
 def require_sampled(store: Database, version: str | None = None) -> str:
     """The version's name, or an error saying it has no strata and how to get a version that has."""
     name = store.resolve_qrels(version)

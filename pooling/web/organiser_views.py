@@ -316,6 +316,7 @@ async def new_round(request: Request) -> Response:
 
 async def derive(request: Request) -> Response:
     from pooling.judging.rules import derive_qrels
+    from pooling.store.sampled_qrels import derived_sample_note
 
     sess = _organiser(request)
     body = await post_data(request, sess)
@@ -329,8 +330,9 @@ async def derive(request: Request) -> Response:
                                     gold=gold)
     except PoolingError as exc:
         return redirect("/organiser", flash=str(exc), error=True)
+    sampled = await gate(request).run(derived_sample_note, r.name)
     return redirect("/organiser", flash=f"qrels version {r.name}: {r.n_rows} judgments on "
-                                        f"{r.n_topics} topics (rule {rule})")
+                                        f"{r.n_topics} topics (rule {rule}){sampled}")
 
 
 # -- downloads ---------------------------------------------------------------------------------

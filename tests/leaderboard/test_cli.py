@@ -65,8 +65,8 @@ def test_leaderboard_csv_has_one_row_per_run_and_canonical_columns(store_path):
     assert result.returncode == 0, result.stderr
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert [r["run_id"] for r in rows] == ["alpha", "beta", "gamma"]
-    assert list(rows[0])[:3] == ["run_id", "map", "P_5"]
-    assert list(rows[0])[11] == "Judged@10"
+    assert list(rows[0])[:4] == ["run_id", "team", "map", "P_5"]
+    assert list(rows[0])[12] == "Judged@10"
     assert float(rows[0]["map"]) == pytest.approx((1 + 1 + 1 + 1) / 4)
 
 

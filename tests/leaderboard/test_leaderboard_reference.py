@@ -34,13 +34,15 @@ def test_rows_are_ranked_best_first_with_every_run_on_100_topics(board):
     assert len(board.query_ids) == 100
 
 
-def test_csv_has_run_id_then_measures_then_intervals_then_judged(board):
+def test_csv_has_run_id_team_then_measures_then_intervals_then_judged(board, nist_summary):
     rows = list(csv.reader(io.StringIO(leaderboard_csv(board))))
     header = rows[0]
-    assert header[:3] == ["run_id", "map", "P_100"]
+    assert header[:4] == ["run_id", "team", "map", "P_100"]
     ci = [f"{m}_{k}_{e}" for m in ("map", "P_100") for k in ("t", "boot") for e in ("low", "high")]
-    assert header[3:11] == ci
-    assert header[11] == "Judged@10"
+    assert header[4:12] == ci
+    assert header[12] == "Judged@10"
+    assert {r[0]: r[1] for r in rows[1:]} == {r: nist_summary[r]["participant"] for r in
+                                              nist_summary}
     assert len(rows) == 1 + 17
     first = dict(zip(header, rows[1], strict=True))
     assert float(first["map_t_low"]) < float(first["map"]) < float(first["map_t_high"])

@@ -36,3 +36,23 @@ def test_the_topic_block_becomes_the_library_keywords():
     assert scoring(None, False, True, 1)["missing_topics"] == "skip"
     with pytest.raises(PoolingError, match="-c and --shared-topics are two different"):
         scoring(None, True, True, 1)
+
+
+RANKING = ("leaderboard", "compare", "topic-report", "pool-bias", "folds", "agreement",
+           "report runs")
+
+
+def _params(command: str):
+    import pooling.cli  # noqa: F401  (registers every command)
+
+    group = typer.main.get_command(app)
+    for word in command.split():
+        group = group.commands[word]
+    return {p.name: p for p in group.params}
+
+
+@pytest.mark.parametrize("command", RANKING)
+def test_every_ranking_command_takes_repeated_m_and_primary(command):
+    params = _params(command)
+    assert params["measure"].multiple and params["measure"].opts[0] == "-m", command
+    assert params["primary"].opts == ["--primary"], command

@@ -5,6 +5,7 @@ its estimates with intervals and the sample's size in every format."""
 
 from __future__ import annotations
 
+import html
 import os
 import random
 import shutil
@@ -96,6 +97,20 @@ def test_derive_on_a_sampled_round_keeps_unjudged_pooled_pairs_as_minus_one(samp
     assert store.qrels_table("s1").num_rows == judged
 
 
+def test_deriving_says_a_version_is_sampled_and_how_big_and_says_nothing_of_plain_qrels(
+        sampled_store):
+    from pooling.store.sampled_qrels import derived_sample_note
+
+    store, _, tmp = sampled_store
+    note = derived_sample_note(store, "s1")
+    assert note.startswith("; SAMPLED: ") and sample_size(store, "s1").describe() in note
+    assert "estimates" in note
+    plain = tmp / "plain.qrels"
+    plain.write_text("1 0 d01 1\n")
+    store.import_qrels(plain, name="plain")
+    assert derived_sample_note(store, "plain") == ""
+
+
 def test_sampled_qrels_export_and_import_round_trip(sampled_store):
     store, _, tmp = sampled_store
     out = tmp / "s1.sampled"
@@ -170,8 +185,11 @@ def test_the_cli_plans_pools_evaluates_and_ranks_a_sampled_round(tmp_path: Path)
         ada = add_assessor(s, "Ada")
         append_judgments(s, [Judgment("s", ada.assessor_id, r["query_id"], r["doc_id"],
                                       int(r["doc_id"][-1]) % 3) for r in pool])
-    assert pooling("qrels", "derive", str(store), "--round", "s", "--rule", "latest",
-                   "--name", "s").returncode == 0
+    derived = pooling("qrels", "derive", str(store), "--round", "s", "--rule", "latest",
+                      "--name", "s")
+    assert derived.returncode == 0, derived.stderr
+    said = " ".join(derived.stdout.split())
+    assert "SAMPLED:" in said and "judged of" in said and "values are estimates" in said
     ev = pooling("evaluate", str(store), "--qrels", "s", "-m", "xinfAP", "--format", "csv")
     assert ev.returncode == 0 and "infAP" in ev.stdout, ev.stderr
     for fmt in ("table", "md", "csv", "latex", "html"):
@@ -180,3 +198,6 @@ def test_the_cli_plans_pools_evaluates_and_ranks_a_sampled_round(tmp_path: Path)
         text = " ".join(board.stdout.split())
         assert "Estimates from a sample" in text and "judged of" in text, fmt
         assert "pooled pairs" in text and "per stratum" in text, fmt
+        # what the interval leaves out, in every format
+        said = html.unescape(text)
+        assert "not the estimator's own bias" in said and "complete judgments" in said, fmt
