@@ -14,6 +14,10 @@ worker's queue. A worker's next document of a topic (`next_docs`):
 3. else the queued documents they have not answered whose answers plus live claims are
    fewer than K, fewest first, then in queue order.
 
+When no queued document is left for the worker (every pair has K answers and claims, or they
+answered the rest), nothing is handed out, gold neither: gold measures a worker whose answers
+count, and a finished round hands out nothing and shows as done.
+
 Nothing here reads the store or the clock: the store path (`pooling.judging.queue`) counts
 answers from the history, the judging server (`pooling.web.live`) keeps the counts and the
 claims (`Claims`) in memory. A claim is the document handed to a worker and not answered yet;
@@ -102,6 +106,8 @@ def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
     regular = list(islice((d for d in order if d not in mine and d not in gold_set and d != held
                            and answers.get(d, 0) + claimed.get(d, 0) < redundancy),
                           max(wanted, 0)))
+    if not regular:
+        return out  # gold only measures a worker with pairs to answer: none left, none handed
     while len(out) < limit and (gold_left or regular):
         if gold_left and (gold_turn(answered, gold_done, gold_rate, key) or not regular):
             if not gold_turn(answered, gold_done, gold_rate, key):
@@ -122,10 +128,7 @@ def has_work(queue: Sequence[str], *, worker: str, redundancy: int, answers: Map
     queue (the home page asks it of every topic); order: as for `next_docs`."""
     if held is not None and held not in mine:
         return True
-    if gold_turn(len(mine), gold_answered, gold_rate, gold_key(worker, gold)) and any(
-            d not in mine for d in gold):
-        return True
-    gold_set = frozenset(gold)
+    gold_set = frozenset(gold)  # gold is handed out only beside a pair to answer (`next_docs`)
     return any(d not in mine and d not in gold_set
                and answers.get(d, 0) + claimed.get(d, 0) < redundancy
                for d in (queue if order is None else order))

@@ -187,8 +187,7 @@ _STEPS = """
         WHERE (?::VARCHAR IS NULL OR round_id = ?)
           AND assessor_id NOT IN ({left_out})
     )"""
-_JUDGED_PER_TOPIC = _STEPS.format(
-    left_out="SELECT assessor_id FROM assessors WHERE kind = 'model'") + """, judged_now AS (
+_JUDGED_NOW = """, judged_now AS (
         SELECT round_id, query_id, doc_id FROM steps
         GROUP BY round_id, assessor_id, query_id, doc_id, subtopic
         HAVING sum(step) - least(0, min(height)) > 0
@@ -196,6 +195,9 @@ _JUDGED_PER_TOPIC = _STEPS.format(
     SELECT round_id, query_id, count(DISTINCT doc_id) FROM judged_now
     GROUP BY round_id, query_id
 """
+_JUDGED_PER_TOPIC = _STEPS.format(
+    left_out="SELECT assessor_id FROM assessors WHERE kind = 'model'") + _JUDGED_NOW
+_JUDGED_BY_ANYONE_PER_TOPIC = _STEPS.format(left_out="SELECT NULL WHERE false") + _JUDGED_NOW
 
 
 # Whose answers take one of a crowd pair's K slots: people working on it, so neither an
@@ -230,11 +232,15 @@ def answers_per_pair(store: Store, round_id: str) -> dict[tuple[str, str], int]:
     return {(q, d): n for q, d, n in rows}
 
 
-def judged_per_topic(store: Store, round_id: str | None = None) -> dict[tuple[str, str], int]:
+def judged_per_topic(store: Store, round_id: str | None = None, *,
+                     judges: bool = False) -> dict[tuple[str, str], int]:
     """{(round_id, query_id): documents with a current answer (a grade or unjudgeable) by a
     person} for one round or all: the count `effective_judgments` gives, computed in SQL without replaying histories in
-    Python (the organisers' progress asks for it every few seconds while a crowd judges)."""
-    rows = store.sql("judged per topic", _JUDGED_PER_TOPIC, [round_id, round_id]).fetchall()
+    Python (the organisers' progress asks for it every few seconds while a crowd judges).
+    judges: count automatic judges' answers too (a round's progress: a round an automatic
+    judge has judged is judged)."""
+    query = _JUDGED_BY_ANYONE_PER_TOPIC if judges else _JUDGED_PER_TOPIC
+    rows = store.sql("judged per topic", query, [round_id, round_id]).fetchall()
     return {(r, q): n for r, q, n in rows}
 
 

@@ -351,7 +351,7 @@ def _round_status(store: Store, rnd: Round) -> RoundStatus:
         people = sorted(set(workers["assessor_id"].to_pylist()))
         return RoundStatus(rnd.round_id, rnd.strategy, rnd.adaptive, rnd.grades, len(rnd.topics),
                            queued[0], reached, people)
-    judged = effective_judgments(store, rnd.round_id)
+    judged = effective_judgments(store, rnd.round_id, people_only=False)  # judges' pairs too
     pairs = set(zip(judged["query_id"].to_pylist(), judged["doc_id"].to_pylist(), strict=True))
     return RoundStatus(rnd.round_id, rnd.strategy, rnd.adaptive, rnd.grades, len(rnd.topics),
                        queued[0], len(pairs), people)
@@ -419,7 +419,7 @@ def round_detail(store: Store, round_id: str) -> RoundDetail | None:
     if rnd is None:
         return None
     status = _round_status(store, rnd)
-    judged = effective_judgments(store, round_id)
+    judged = effective_judgments(store, round_id, people_only=False)  # automatic judges too
     titles = dict(store.sql("topic titles", "SELECT query_id, title FROM topics").fetchall())
     queued = dict(store.sql("queued per topic", "SELECT query_id, count(*) FROM pool_entries "
                             "WHERE round_id = ? GROUP BY query_id", [round_id]).fetchall())

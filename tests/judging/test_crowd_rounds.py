@@ -19,9 +19,10 @@ from pooling.judging.history import (
     history,
     unjudgeable_answers,
 )
-from pooling.judging.judgments import Judgment, record, undo_in_store
+from pooling.judging.judgments import Judgment, append_judgments, record, undo_in_store
+from pooling.judging.crowd_queue import gold_key, gold_turn
 from pooling.judging.queue import next_document, topic_queue
-from pooling.judging.rounds import create_round, get_round
+from pooling.judging.rounds import create_round, get_round, gold_pairs, set_gold
 from pooling.judging.rules import RULES, derive_grades, derive_qrels
 from pooling.store import Store
 
@@ -236,3 +237,101 @@ def test_an_organiser_s_answer_takes_no_worker_s_slot_of_k(store):
     assert sorted(work(store, "ann")) == sorted(work(store, "bob")) == everything
     assert answers_per_pair(store, "c") == {("1", d): 2 for d in everything}
     assert work(store, "cid") == []  # every pair has its two workers' answers
+
+
+def _official(store, tmp_path, text="1 0 d1 1\n1 0 d2 0\n"):
+    """A qrels version like the official one of the pooled runs: it covers the queued pairs."""
+    (tmp_path / "official.qrels").write_text(text)
+    store.import_qrels(tmp_path / "official.qrels", name="official")
+
+
+def test_a_gold_version_covering_the_pool_is_refused_naming_the_cause(store, tmp_path):
+    _official(store, tmp_path)
+    with pytest.raises(StoreError, match="are in the round's queue, and a queued pair is never "
+                                         "a gold question") as refused:
+        create_round(store, "c4", "depth", strategy_params={"depth": 2}, redundancy=3,
+                     gold="official", gold_rate=0.1)
+    assert "pooling crowd gold STORE --round c4 --from official" in str(refused.value)
+    assert store.one("n", "SELECT count(*) FROM rounds") == (0,)
+    create_round(store, "c5", "depth", strategy_params={"depth": 2}, redundancy=3)
+    with pytest.raises(StoreError, match="never a gold question"):
+        set_gold(store, "c5", "official", 0.1)
+    assert get_round(store, "c5").gold is None
+    path = store.path
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "pooling", "pool", str(path), "--round", "c4",
+                           "--strategy", "depth", "--depth", "2", "--redundancy", "3", "--gold",
+                           "official", "--gold-rate", "0.1"], capture_output=True, text=True)
+    assert done.returncode == 1 and "never a gold question" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_queued_pairs_are_taken_out_of_the_gold_and_the_rest_is_counted(store, tmp_path):
+    _official(store, tmp_path, "1 0 d1 1\n1 0 d2 0\n1 0 g1 2\n")
+    path = store.path
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "pooling", "pool", str(path), "--round", "c4",
+                           "--strategy", "depth", "--depth", "2", "--redundancy", "3", "--gold",
+                           "official", "--gold-rate", "0.1"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "(1 gold pair(s) outside the queue)" in done.stdout
+    with Store(path) as s:
+        rnd = get_round(s, "c4")
+        assert gold_pairs(s, rnd) == {"1": ["g1"]}
+        handed = [work(s, w, "c4") for w in ("ann", "bob", "cid")]
+        assert all({"d1", "d2"} <= set(seen) for seen in handed)  # queued pairs go to the crowd
+        assert answers_per_pair(s, "c4") == {("1", "d1"): 3, ("1", "d2"): 3}
+        made = derive_qrels(s, "majority", "crowd", round_id="c4")
+        rows = s.con.execute("SELECT doc_id FROM qrels WHERE version = ?", [made.name]).fetchall()
+        assert sorted(r[0] for r in rows) == ["d1", "d2"]
+    shown = subprocess.run([sys.executable, "-m", "pooling", "progress", str(path)],
+                           capture_output=True, text=True)
+    assert "2 at 3" in shown.stdout, shown.stdout
+
+
+def test_a_round_stored_with_gold_covering_its_pool_leaves_the_pool_to_the_crowd(store, tmp_path):
+    """A round made before queued pairs were taken out of gold: its queue is handed out."""
+    _official(store, tmp_path)
+    create_round(store, "old", "depth", strategy_params={"depth": 2}, redundancy=2)
+    store.con.execute("UPDATE rounds SET params = json_merge_patch(params, "
+                      "'{\"gold\": \"official\", \"gold_rate\": 0.1}') WHERE round_id = 'old'")
+    assert get_round(store, "old").gold == "official"
+    assert gold_pairs(store, get_round(store, "old")) == {}
+    assert sorted(work(store, "ann", "old")) == ["d1", "d2"]
+    assert derive_grades(store, "majority", round_id="old").num_rows == 2
+
+
+def test_a_finished_round_hands_out_nothing_not_even_gold(store, tmp_path):
+    crowd(store, k=2, rate=0.25)
+    work(store, "ann")
+    work(store, "bob")
+    counts = answers_per_pair(store, "c")
+    assert {p: n for p, n in counts.items() if p[1].startswith("d")} == {
+        ("1", f"d{i}"): 2 for i in range(1, 7)}
+    # a worker added now, whose first pair would be a gold one
+    late = next(w for w in (f"late{i}" for i in range(100))
+                if gold_turn(0, 0, 0.25, gold_key(w, ["g1", "g2", "g3", "g4"])))
+    add_assessor(store, late)
+    assert next_document(store, "c", late, "1") is None
+    assert not topic_queue(store, get_round(store, "c"), late, "1").has_next()
+    assert export_batch(store, "c", late, tmp_path / "late.csv") == 0
+
+
+def _adaptive_and_judged(store):
+    create_round(store, "a", "mtf", depth=6, budget=2)
+    create_round(store, "s", "depth", strategy_params={"depth": 6})
+    store.con.execute("UPDATE assessors SET kind = 'model' WHERE assessor_id = 'dee'")
+    append_judgments(store, [Judgment("s", "dee", "1", f"d{i}", 1) for i in range(1, 7)])
+
+
+def test_progress_shows_an_untouched_adaptive_round_not_done_and_counts_automatic_judges(store):
+    _adaptive_and_judged(store)
+    path = store.path
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "pooling", "progress", str(path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[1:-1]]
+            for line in done.stdout.splitlines() if line.count("│") > 4}
+    assert rows["a"][1:] == ["adaptive", "1", "0", "0", "0"]  # untouched: nothing done
+    assert rows["s"][1:] == ["static", "1", "6", "6", "1"]  # judged by the automatic judge

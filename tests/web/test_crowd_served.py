@@ -235,8 +235,9 @@ def answer(c, token: str, doc_id: str, n: int) -> None:
 
 def test_served_and_store_paths_hand_the_same_documents_when_gold_overlaps_the_pool(tmp_path):
     # As `pooling pool --gold nist` does when NIST's pairs are among the pooled ones: half of
-    # the queue is gold, and gold pairs are never handed out as regular ones.
-    path, tokens = crowd_store(tmp_path, k=3, rate=0.1, gold=QUEUED[:4])
+    # the queue is in the gold version, and a queued pair is never a gold question, so only
+    # g1 is gold and every queued pair goes to the crowd.
+    path, tokens = crowd_store(tmp_path, k=3, rate=0.1, gold=QUEUED[:4] + GOLD[:1])
     with app_on(path) as app:
         c = client(app)
         n = 0
@@ -251,8 +252,9 @@ def test_served_and_store_paths_hand_the_same_documents_when_gold_overlaps_the_p
                 handed.append(served)
                 n += 1
                 answer(c, tokens[w], served, n)
-            regular = sorted(d for d in handed if d not in QUEUED[:4])
-            assert regular == (QUEUED[4:] if w != "w4" else []), w  # K = 3 reached after w3
+            assert set(handed) <= set(QUEUED) | {"g1"}
+            regular = sorted(d for d in handed if d != "g1")
+            assert regular == (QUEUED if w != "w4" else []), w  # K = 3 reached after w3
 
 
 class RacingLock:
@@ -337,7 +339,27 @@ def test_an_organiser_s_answer_takes_no_worker_s_slot_of_k_on_the_server(tmp_pat
         rounds = c.get(f"{API_ROOT}/rounds",
                        headers={"Authorization": f"Bearer {tokens['org']}"}).json()["rounds"]
         assert rounds[0]["judged"] == len(QUEUED)  # every pair at K, by the workers alone
-        # only gold is left for anyone else, handed at a newcomer's gold turn (none otherwise)
-        turn = gold_turn(0, 0, 0.01, gold_key("w3", GOLD))
-        left = served_next(c, tokens["w3"])
-        assert left in GOLD if turn else left is None
+        # only gold is left, and a finished round hands out nothing: gold neither
+        assert served_next(c, tokens["w3"]) is None
+
+
+def test_a_finished_round_hands_a_newcomer_nothing_and_shows_as_done(tmp_path):
+    path, tokens = crowd_store(tmp_path, k=1, rate=0.5)
+    with app_on(path) as app:
+        c = client(app)
+        n = 0
+        while (doc := served_next(c, tokens["w1"])) is not None:
+            n += 1
+            answer(c, tokens["w1"], doc, n)
+        # a worker added once every pair has its K answers, whose first pair would be gold
+        late = next(w for w in (f"late{i}" for i in range(100))
+                    if gold_turn(0, 0, 0.5, gold_key(w, GOLD)))
+        newcomer = app.live.gate.run_sync(lambda s: add_assessor(s, late).token)
+        app.live.refresh(frozenset({"assessors"}))
+        home = logged_in(app, newcomer).get("/")
+        assert ">done<" in home.text and "Start" not in home.text
+        assert served_next(c, newcomer) is None
+        page = logged_in(app, newcomer).get("/rounds/c/topics/1")
+        assert page.status_code == 200 and "data-doc-id" not in page.text
+        rounds = c.get(f"{API_ROOT}/rounds", headers={"Authorization": f"Bearer {newcomer}"})
+        assert all(t["done"] for t in rounds.json()["rounds"][0]["topics"])
