@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from pooling.errors import StoreError, SubmissionConflict
+from pooling.judging.crowd_queue import over_k
 from pooling.store.core import Store
 
 KINDS = ("judge", "retract", "unjudgeable")
@@ -112,6 +113,7 @@ def effective_judgments(
     people_only: bool = True,
     per_subtopic: bool = False,
     answers: bool = False,
+    over_k: bool = False,
 ) -> pa.Table:
     """Each assessor's current grade per pair: round_id, assessor_id, query_id, doc_id, grade,
     seq (of the judgment that set it), judged_at. Optional filters narrow the replay.
@@ -130,6 +132,9 @@ def effective_judgments(
     A pair whose current answer is unjudgeable has no grade: it is left out (so every rule,
     agreement and model leave it out of grades) unless answers=True, which keeps it with a
     NULL grade (queues and progress count it as answered; `unjudgeable_answers` counts them).
+
+    Everyone's answers (no assessor_id) leave out the answers over a crowd pair's K
+    (`over_k_answers`) unless over_k=True; one person's answers keep theirs.
     """
     filters = [("round_id", round_id), ("query_id", query_id), ("assessor_id", assessor_id)]
     used = [(column, value) for column, value in filters if value is not None]
@@ -146,9 +151,10 @@ def effective_judgments(
     for r, a, q, d, sub, kind, grade, seq, at in rows:
         events.setdefault((r, a, q, d, sub), []).append((kind, (grade, seq, at)))
     current: dict[tuple, tuple[int, int, Any]] = {}
+    past_k = over_k_answers(store, round_id) if assessor_id is None and not over_k else set()
     for (r, a, q, d, sub), pair_events in events.items():
         left = replay(pair_events)
-        if left is None or (left[0] is None and not answers):
+        if left is None or (left[0] is None and not answers) or (r, a, q, d) in past_k:
             continue
         if per_subtopic:
             current[(r, a, q, d, sub)] = left
@@ -230,6 +236,54 @@ def answers_per_pair(store: Store, round_id: str) -> dict[tuple[str, str], int]:
     set-wise in SQL: a crowd round's progress counts the pairs that reached K."""
     rows = store.sql("answers per pair", _ANSWERS_PER_PAIR, [round_id, round_id]).fetchall()
     return {(q, d): n for q, d, n in rows}
+
+
+# The queued pairs of crowd rounds with more people answering now than the round's K (a
+# crowd round records `redundancy` in its params: `pooling.judging.rounds.crowd_params`).
+# Parameter: a round_id, or NULL for every round.
+_PAST_K = _STEPS.format(left_out=NOT_COUNTED_TOWARD_K) + """, answered AS (
+        SELECT round_id, query_id, doc_id, assessor_id FROM steps
+        GROUP BY round_id, assessor_id, query_id, doc_id, subtopic
+        HAVING sum(step) - least(0, min(height)) > 0
+    ), crowd AS (
+        SELECT round_id, CAST(json_extract_string(params, '$.redundancy') AS BIGINT) AS k
+        FROM rounds WHERE json_extract_string(params, '$.redundancy') IS NOT NULL
+    )
+    SELECT a.round_id, a.query_id, a.doc_id, any_value(c.k) FROM answered a
+    JOIN crowd c USING (round_id)
+    JOIN pool_entries p USING (round_id, query_id, doc_id)
+    GROUP BY a.round_id, a.query_id, a.doc_id
+    HAVING count(DISTINCT a.assessor_id) > any_value(c.k)
+"""
+
+
+def over_k_answers(store: Store, round_id: str | None = None) -> set[tuple[str, str, str, str]]:
+    """The current answers over a crowd pair's K, (round_id, assessor_id, query_id, doc_id):
+    people's answers of a queued pair beyond the first K (`pooling.judging.crowd_queue.over_k`).
+    They stay in the history and in each person's own answers, and are left out of everyone's
+    (`effective_judgments`), so of every rule, model and count derived from the round."""
+    crowded = store.sql("pairs past K", _PAST_K, [round_id, round_id]).fetchall()
+    if not crowded:
+        return set()
+    k = {(r, q, d): n for r, q, d, n in crowded}
+    rows = store.sql("answers past K", f"""
+        SELECT round_id, assessor_id, query_id, doc_id, kind, seq FROM judgments
+        WHERE (round_id, query_id, doc_id) IN (SELECT UNNEST(?), UNNEST(?), UNNEST(?))
+          AND assessor_id NOT IN ({NOT_COUNTED_TOWARD_K})
+        ORDER BY seq""", [[p[0] for p in k], [p[1] for p in k], [p[2] for p in k]]).fetchall()
+    began: dict[tuple[str, str, str], dict[str, tuple[int, int]]] = {}  # pair -> a -> (depth, seq)
+    for r, a, q, d, kind, seq in rows:
+        people = began.setdefault((r, q, d), {})
+        depth, start = people.get(a, (0, 0))
+        if kind != "retract":
+            people[a] = (depth + 1, seq if depth == 0 else start)
+        elif depth > 0:
+            people[a] = (depth - 1, start)
+    out: set[tuple[str, str, str, str]] = set()
+    for (r, q, d), people in began.items():
+        current = {a: start for a, (depth, start) in people.items() if depth > 0}
+        out.update((r, a, q, d) for a in over_k(current, k[(r, q, d)]))
+    return out
 
 
 def judged_per_topic(store: Store, round_id: str | None = None, *,

@@ -30,7 +30,7 @@ from pooling.judging.judgments import (
     effective_judgments,
     undo_in_store,
 )
-from pooling.judging.queue import first_document, next_document, topic_queue
+from pooling.judging.queue import first_document, topic_done, topic_queue
 from pooling.judging.rounds import Round, get_round, gold_pairs
 from pooling.store.core import Store
 from pooling.web.highlight import highlight, query_terms
@@ -207,7 +207,7 @@ def assessor_rounds(store: Store, assessor_id: str) -> list[RoundProgress]:
         judged = _judged_per_topic(store, round_id, assessor_id)
         topics = []
         for q in queries:
-            done = next_document(store, round_id, assessor_id, q) is None
+            done = topic_done(store, rnd, assessor_id, q)
             topics.append(TopicProgress(q, titles.get(q), items[q], judged[q], done))
         out.append(RoundProgress(round_id, rnd.adaptive, topics))
     return out

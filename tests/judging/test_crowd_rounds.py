@@ -10,13 +10,15 @@ import sys
 
 import pytest
 
-from pooling.errors import StoreError
+from pooling.errors import FormatError, StoreError
 from pooling.judging.assessors import add_assessor
 from pooling.judging.batches import export_batch, import_batch
+from pooling.judging.handouts import handouts, record_handouts
 from pooling.judging.history import (
     answers_per_pair,
     effective_judgments,
     history,
+    over_k_answers,
     unjudgeable_answers,
 )
 from pooling.judging.judgments import Judgment, append_judgments, record, undo_in_store
@@ -48,6 +50,13 @@ def store(tmp_path):
 def crowd(store, name="c", k=2, gold="gold", rate=0.25):
     return create_round(store, name, "depth", strategy_params={"depth": 6}, redundancy=k,
                         gold=gold, gold_rate=rate if gold else None).round
+
+
+def hand(store, *pairs, round_id="c"):
+    """Documents handed to workers as the queue records them, (worker, doc) pairs of topic 1,
+    their claims run out already: a worker answers only what was handed to them."""
+    with store.transaction() as con:
+        record_handouts(con, [h for w, d in pairs for h in handouts(round_id, w, "1", [d], 0)])
 
 
 def work(store, worker, round_id="c", grade=1, limit=100):
@@ -130,6 +139,7 @@ def test_gold_is_mixed_in_at_the_rate_and_never_enters_derived_qrels(store):
 
 def test_unjudgeable_is_an_answer_toward_k_left_out_of_grades_and_counted(store):
     crowd(store, k=2, gold=None)
+    hand(store, ("ann", "d1"), ("bob", "d1"), ("ann", "d2"), ("bob", "d2"))
     record(store, [Judgment("c", "ann", "1", "d1", None, kind="unjudgeable"),
                    Judgment("c", "bob", "1", "d1", None, kind="unjudgeable"),
                    Judgment("c", "ann", "1", "d2", None, kind="unjudgeable"),
@@ -147,6 +157,7 @@ def test_unjudgeable_is_an_answer_toward_k_left_out_of_grades_and_counted(store)
 def test_an_unjudgeable_answer_is_undone_like_a_grade_and_kept_in_history(store):
     crowd(store, k=2, gold=None)
     docs = [f"d{i}" for i in range(1, 7)]
+    hand(store, *[(w, d) for w in ("ann", "bob") for d in docs])
     record(store, [Judgment("c", "bob", "1", d, 1) for d in docs]
            + [Judgment("c", "ann", "1", d, 0) for d in docs[1:]]
            + [Judgment("c", "ann", "1", "d1", None, kind="unjudgeable")])
@@ -335,3 +346,60 @@ def test_progress_shows_an_untouched_adaptive_round_not_done_and_counts_automati
             for line in done.stdout.splitlines() if line.count("│") > 4}
     assert rows["a"][1:] == ["adaptive", "1", "0", "0", "0"]  # untouched: nothing done
     assert rows["s"][1:] == ["static", "1", "6", "6", "1"]  # judged by the automatic judge
+
+
+def test_answers_past_k_are_kept_and_left_out_of_every_derivation(store):
+    crowd(store, k=2, gold=None)
+    hand(store, *[(w, "d1") for w in ("ann", "bob", "cid", "dee")])  # claims that ran out
+    record(store, [Judgment("c", "ann", "1", "d1", 0), Judgment("c", "bob", "1", "d1", 0),
+                   Judgment("c", "cid", "1", "d1", 2), Judgment("c", "dee", "1", "d1", 2)])
+    assert over_k_answers(store, "c") == {("c", "cid", "1", "d1"), ("c", "dee", "1", "d1")}
+    assert len(history(store)) == 4  # every answer is stored
+    for rule in ("majority", "mean", "wawa", "dawid-skene"):
+        grades = derive_grades(store, rule, round_id="c")
+        assert dict(zip(grades["doc_id"].to_pylist(), grades["relevance"].to_pylist(),
+                        strict=True)) == {"d1": 0}, rule
+    assert sorted(effective_judgments(store, "c")["assessor_id"].to_pylist()) == ["ann", "bob"]
+    assert len(effective_judgments(store, "c", over_k=True)) == 4
+    assert effective_judgments(store, "c", assessor_id="cid").num_rows == 1  # her own, kept
+    # bob takes his answer back: cid's is among the first two now, dee's still past K
+    undo_in_store(store, "c", "bob", "1", "u" * 20)
+    assert over_k_answers(store, "c") == {("c", "dee", "1", "d1")}
+    assert sorted(effective_judgments(store, "c")["assessor_id"].to_pylist()) == ["ann", "cid"]
+
+
+def test_a_worker_s_answer_to_a_pair_never_handed_to_them_is_refused(store, tmp_path):
+    crowd(store, k=2, gold=None)
+    with pytest.raises(StoreError, match="answers only documents handed to them"):
+        record(store, [Judgment("c", "ann", "1", "d3", 2)])
+    first = next_document(store, "c", "ann", "1")
+    record(store, [Judgment("c", "ann", "1", first, 2)])  # handed: taken
+    record(store, [Judgment("c", "ann", "1", first, 1)])  # a correction of her own answer
+    # a batch row for a pair that was not in the batch handed to her
+    (tmp_path / "b.csv").write_text("round_id,query_id,doc_id,grade\nc,1,d5,1\n")
+    with pytest.raises(FormatError, match=r"b\.csv:2.*handed to them"):
+        import_batch(store, "c", "bob", tmp_path / "b.csv")
+    assert len(history(store)) == 2
+
+
+def test_a_claim_kept_in_the_store_counts_toward_k_until_its_lease_runs_out(store):
+    crowd(store, k=2, gold=None)
+    held = next_document(store, "c", "ann", "1")  # claimed for ten minutes
+    assert next_document(store, "c", "ann", "1") == held  # asked again: the same document
+    # fewest answers plus live claims first: ann's claim counts as if she had answered
+    assert [next_document(store, "c", w, "1") for w in ("bob", "cid")] == ["d2", "d3"]
+    store.con.execute("UPDATE crowd_handouts SET lease_until = handed_at")  # ten minutes on
+    assert next_document(store, "c", "dee", "1") == "d1"
+
+
+def test_a_late_answer_to_a_handed_pair_is_stored_and_marked_over_k(store):
+    crowd(store, k=2, gold=None)
+    hand(store, ("ann", "d1"))  # handed to ann, who left: her claim ran out
+    hand(store, ("bob", "d1"), ("cid", "d1"))  # so it was handed again, twice
+    record(store, [Judgment("c", "bob", "1", "d1", 0), Judgment("c", "cid", "1", "d1", 0)])
+    record(store, [Judgment("c", "ann", "1", "d1", 2)])  # ann comes back: stored all the same
+    assert over_k_answers(store, "c") == {("c", "ann", "1", "d1")}
+    assert len(history(store)) == 3
+    for rule in ("majority", "dawid-skene"):
+        grades = derive_grades(store, rule, round_id="c")
+        assert grades.to_pylist() == [{"query_id": "1", "doc_id": "d1", "relevance": 0}], rule
