@@ -213,11 +213,15 @@ class Claims:
         self._expiry: list[tuple[float, str, Key, str]] = []  # a heap of (until, worker, key, doc)
         self.changed: list[tuple[Key, str]] = []  # (topic, doc) whose count changed, for the caller
 
-    def claim(self, worker: str, key: Key, doc: str, now: float) -> None:
-        """Hand `doc` to `worker` now, until the lease runs out."""
+    def claim(self, worker: str, key: Key, doc: str, now: float,
+              until: float | None = None) -> None:
+        """Hand `doc` to `worker` now, until the lease runs out (`until`: a claim read back
+        from the store, with what is left of its lease)."""
         self._expire(now)
         self._drop(worker, key)
-        until = now + self.lease
+        until = now + self.lease if until is None else until
+        if until <= now:
+            return
         self._held[(worker, key)] = (doc, until)
         self._counts.setdefault(key, Counter())[doc] += 1
         self.changed.append((key, doc))
