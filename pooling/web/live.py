@@ -38,12 +38,13 @@ from markupsafe import Markup
 from pooling.errors import PoolingError, SubmissionConflict
 from pooling.judging import validation
 from pooling.judging.assignments import (
+    ORGANISER,
     Assignments,
     fingerprints,
     load_assignments,
     members_by_round,
+    not_assigned,
 )
-from pooling.judging.assignments import ORGANISER, not_assigned
 from pooling.judging.crowd_queue import Claims, OpenPairs
 from pooling.judging.handouts import Handout, handouts, live_claims, record_handouts, was_handed
 from pooling.judging.history import NOT_COUNTED_TOWARD_K, not_counted_toward_k, replay

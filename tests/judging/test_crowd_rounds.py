@@ -13,6 +13,7 @@ import pytest
 from pooling.errors import FormatError, StoreError
 from pooling.judging.assessors import add_assessor
 from pooling.judging.batches import export_batch, import_batch
+from pooling.judging.crowd_queue import gold_key, gold_turn
 from pooling.judging.handouts import handouts, record_handouts
 from pooling.judging.history import (
     answers_per_pair,
@@ -22,7 +23,6 @@ from pooling.judging.history import (
     unjudgeable_answers,
 )
 from pooling.judging.judgments import Judgment, append_judgments, record, undo_in_store
-from pooling.judging.crowd_queue import gold_key, gold_turn
 from pooling.judging.queue import next_document, topic_queue
 from pooling.judging.rounds import create_round, get_round, gold_pairs, set_gold
 from pooling.judging.rules import RULES, derive_grades, derive_qrels
@@ -50,6 +50,11 @@ def store(tmp_path):
 def crowd(store, name="c", k=2, gold="gold", rate=0.25):
     return create_round(store, name, "depth", strategy_params={"depth": 6}, redundancy=k,
                         gold=gold, gold_rate=rate if gold else None).round
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    """`pooling ARGS` as a person runs it."""
+    return subprocess.run([sys.executable, "-m", "pooling", *args], capture_output=True, text=True)
 
 
 def hand(store, *pairs, round_id="c"):
@@ -95,13 +100,12 @@ def test_a_crowd_round_is_refused_saying_what_to_do(store, options, words):
 def test_cli_pool_makes_a_crowd_round_and_says_so(store, tmp_path):
     path = store.path
     store.close()
-    done = subprocess.run([sys.executable, "-m", "pooling", "pool", str(path), "--round", "c",
-                           "--strategy", "depth", "--depth", "6", "--redundancy", "3", "--gold",
-                           "gold", "--gold-rate", "0.2"], capture_output=True, text=True)
+    done = cli("pool", str(path), "--round", "c", "--strategy", "depth", "--depth", "6",
+               "--redundancy", "3", "--gold", "gold", "--gold-rate", "0.2")
     assert done.returncode == 0, done.stderr
     assert "a crowd round: 3 answer(s) per pair, gold from gold at 0.2" in done.stdout
-    bad = subprocess.run([sys.executable, "-m", "pooling", "pool", str(path), "--round", "d", "--strategy", "depth",
-                          "--redundancy", "2", "--gold", "nope"], capture_output=True, text=True)
+    bad = cli("pool", str(path), "--round", "d", "--strategy", "depth", "--redundancy", "2",
+              "--gold", "nope")
     assert bad.returncode != 0 and "no qrels version 'nope'" in bad.stderr
     assert "Traceback" not in bad.stderr
 
@@ -229,8 +233,7 @@ def test_cli_progress_counts_a_crowd_round_s_pairs_at_k(store):
     work(store, "bob", limit=3)  # bob's first answers: a gold one, then two pairs reach K
     path = store.path
     store.close()
-    done = subprocess.run([sys.executable, "-m", "pooling", "progress", str(path)],
-                          capture_output=True, text=True)
+    done = cli("progress", str(path))
     assert done.returncode == 0, done.stderr
     row = next(line for line in done.stdout.splitlines() if line.strip().startswith("│ c ")
                or " c " in line)
@@ -270,9 +273,8 @@ def test_a_gold_version_covering_the_pool_is_refused_naming_the_cause(store, tmp
     assert get_round(store, "c5").gold is None
     path = store.path
     store.close()
-    done = subprocess.run([sys.executable, "-m", "pooling", "pool", str(path), "--round", "c4",
-                           "--strategy", "depth", "--depth", "2", "--redundancy", "3", "--gold",
-                           "official", "--gold-rate", "0.1"], capture_output=True, text=True)
+    done = cli("pool", str(path), "--round", "c4", "--strategy", "depth", "--depth", "2",
+               "--redundancy", "3", "--gold", "official", "--gold-rate", "0.1")
     assert done.returncode == 1 and "never a gold question" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -281,9 +283,8 @@ def test_queued_pairs_are_taken_out_of_the_gold_and_the_rest_is_counted(store, t
     _official(store, tmp_path, "1 0 d1 1\n1 0 d2 0\n1 0 g1 2\n")
     path = store.path
     store.close()
-    done = subprocess.run([sys.executable, "-m", "pooling", "pool", str(path), "--round", "c4",
-                           "--strategy", "depth", "--depth", "2", "--redundancy", "3", "--gold",
-                           "official", "--gold-rate", "0.1"], capture_output=True, text=True)
+    done = cli("pool", str(path), "--round", "c4", "--strategy", "depth", "--depth", "2",
+               "--redundancy", "3", "--gold", "official", "--gold-rate", "0.1")
     assert done.returncode == 0, done.stderr
     assert "(1 gold pair(s) outside the queue)" in done.stdout
     with Store(path) as s:
@@ -295,8 +296,7 @@ def test_queued_pairs_are_taken_out_of_the_gold_and_the_rest_is_counted(store, t
         made = derive_qrels(s, "majority", "crowd", round_id="c4")
         rows = s.con.execute("SELECT doc_id FROM qrels WHERE version = ?", [made.name]).fetchall()
         assert sorted(r[0] for r in rows) == ["d1", "d2"]
-    shown = subprocess.run([sys.executable, "-m", "pooling", "progress", str(path)],
-                           capture_output=True, text=True)
+    shown = cli("progress", str(path))
     assert "2 at 3" in shown.stdout, shown.stdout
 
 
@@ -339,8 +339,7 @@ def test_progress_shows_an_untouched_adaptive_round_not_done_and_counts_automati
     _adaptive_and_judged(store)
     path = store.path
     store.close()
-    done = subprocess.run([sys.executable, "-m", "pooling", "progress", str(path)],
-                          capture_output=True, text=True)
+    done = cli("progress", str(path))
     assert done.returncode == 0, done.stderr
     rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[1:-1]]
             for line in done.stdout.splitlines() if line.count("│") > 4}

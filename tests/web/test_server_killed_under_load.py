@@ -25,34 +25,35 @@ from pooling.store import Store
 
 pytestmark = pytest.mark.slow
 PEOPLE, DOCS = 6, 40
+BOUND = 600  # seconds: a bound for a hung server, not a speed requirement
+
+
+def ranked(topics: list[str], docs: int) -> pa.Table:
+    """One run ranking `docs` documents of each topic."""
+    rows = {"query_id": [], "doc_id": [], "rank": [], "score": []}
+    for q in topics:
+        for r in range(docs):
+            rows["query_id"].append(q)
+            rows["doc_id"].append(f"{q}-d{r:02d}")
+            rows["rank"].append(r + 1)
+            rows["score"].append(float(docs - r))
+    return pa.table(rows)
 
 
 def build(tmp_path):
     path = tmp_path / "crowd.duckdb"
     topics = [f"T{i}" for i in range(PEOPLE)]
-    rows = {"query_id": [], "doc_id": [], "rank": [], "score": []}
-    for q in topics:
-        for r in range(DOCS):
-            rows["query_id"].append(q)
-            rows["doc_id"].append(f"{q}-d{r:02d}")
-            rows["rank"].append(r + 1)
-            rows["score"].append(float(DOCS - r))
     with Store.create(path) as s:
-        s.import_run(pa.table(rows), "A")
+        s.import_run(ranked(topics, DOCS), "A")
         tokens = {f"p{i}": add_assessor(s, f"p{i}").token for i in range(PEOPLE)}
         create_round(s, "r", "depth", strategy_params={"depth": DOCS}, topics=topics)
         assign(s, "r", sorted(tokens))
     return path, tokens
 
 
-def test_every_acknowledged_judgment_survives_a_kill_9_exactly_once(tmp_path):
-    path, tokens = build(tmp_path)
-    port = free_port()
-    server = {"now": start_server(path, port)}
-    acked: dict[str, str] = {}
-    lock = threading.Lock()
-    stop = time.monotonic() + 600  # a bound for a hung server, not a speed requirement
-
+def sender(stop: float):
+    """A client's request, sent again (same body, same submission id) until the server
+    answers below 500: what an assessor's page or script does while the server restarts."""
     def send(client: httpx.Client, method: str, url: str, **kw) -> httpx.Response:
         while time.monotonic() < stop:
             try:
@@ -63,6 +64,36 @@ def test_every_acknowledged_judgment_survives_a_kill_9_exactly_once(tmp_path):
                 pass
             time.sleep(0.05)
         raise TimeoutError(url)
+    return send
+
+
+def kill_9_under_load(path, port: int, threads: list[threading.Thread], done, at: int,
+                      stop: float) -> int:
+    """Start the clients, SIGKILL the server once `done()` reaches `at`, start it again, let
+    the clients finish, stop the server; returns `done()` when it was killed."""
+    server = start_server(path, port)
+    for t in threads:
+        t.start()
+    while done() < at:
+        assert any(t.is_alive() for t in threads), "every client stopped before the kill"
+        time.sleep(0.01)
+    os.kill(server.process.pid, signal.SIGKILL)
+    server.process.wait()
+    killed_at = done()
+    server = start_server(path, port)
+    for t in threads:
+        t.join(stop - time.monotonic())
+    server.stop()
+    return killed_at
+
+
+def test_every_acknowledged_judgment_survives_a_kill_9_exactly_once(tmp_path):
+    path, tokens = build(tmp_path)
+    port = free_port()
+    acked: dict[str, str] = {}
+    lock = threading.Lock()
+    stop = time.monotonic() + BOUND
+    send = sender(stop)
 
     def assessor(who: str, token: str) -> None:
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10, follow_redirects=False)
@@ -82,18 +113,7 @@ def test_every_acknowledged_judgment_survives_a_kill_9_exactly_once(tmp_path):
                 acked[sid] = found.group(1)
 
     threads = [threading.Thread(target=assessor, args=item) for item in tokens.items()]
-    for t in threads:
-        t.start()
-    while len(acked) < PEOPLE * DOCS // 3:
-        assert any(t.is_alive() for t in threads), "every assessor stopped before a third was judged"
-        time.sleep(0.01)
-    os.kill(server["now"].process.pid, signal.SIGKILL)
-    server["now"].process.wait()
-    killed_at = len(acked)
-    server["now"] = start_server(path, port)
-    for t in threads:
-        t.join(stop - time.monotonic())
-    server["now"].stop()
+    killed_at = kill_9_under_load(path, port, threads, lambda: len(acked), PEOPLE * DOCS // 3, stop)
     assert killed_at < len(acked) == PEOPLE * DOCS  # judging went on after the restart
     with Store(path, read_only=True) as s:
         stored = s.con.execute("SELECT submission_id, doc_id FROM judgments").fetchall()
@@ -108,15 +128,8 @@ def build_crowd(tmp_path, topics: int = 2, docs: int = 30, k: int = 2):
     """A crowd round of `topics` x `docs` pairs at K = `k`, no gold, and PEOPLE workers."""
     path = tmp_path / "crowd.duckdb"
     names = [f"T{i}" for i in range(topics)]
-    rows = {"query_id": [], "doc_id": [], "rank": [], "score": []}
-    for q in names:
-        for r in range(docs):
-            rows["query_id"].append(q)
-            rows["doc_id"].append(f"{q}-d{r:02d}")
-            rows["rank"].append(r + 1)
-            rows["score"].append(float(docs - r))
     with Store.create(path) as s:
-        s.import_run(pa.table(rows), "A")
+        s.import_run(ranked(names, docs), "A")
         tokens = {f"w{i}": add_assessor(s, f"w{i}").token for i in range(PEOPLE)}
         create_round(s, "c", "depth", strategy_params={"depth": docs}, topics=names, redundancy=k)
     return path, tokens, names
@@ -130,22 +143,11 @@ def test_a_crowd_round_killed_under_load_keeps_every_answer_and_no_pair_past_k(t
     topics, docs, k = 2, 30, 2
     path, tokens, names = build_crowd(tmp_path, topics, docs, k)
     port = free_port()
-    server = {"now": start_server(path, port)}
     acked: dict[str, tuple[str, str, str]] = {}  # submission id -> (worker, topic, doc)
     refused: list[str] = []
     lock = threading.Lock()
-    stop = time.monotonic() + 600  # a bound for a hung server, not a speed requirement
-
-    def send(client: httpx.Client, method: str, url: str, **kw) -> httpx.Response:
-        while time.monotonic() < stop:
-            try:
-                answer = client.request(method, url, **kw)
-                if answer.status_code < 500:
-                    return answer
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise TimeoutError(url)
+    stop = time.monotonic() + BOUND
+    send = sender(stop)
 
     def worker(who: str, token: str) -> None:
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}/api/v1", timeout=10,
@@ -172,18 +174,8 @@ def test_a_crowd_round_killed_under_load_keeps_every_answer_and_no_pair_past_k(t
                     acked[page["submission_id"]] = (who, q, page["doc_id"])
 
     threads = [threading.Thread(target=worker, args=item) for item in tokens.items()]
-    for t in threads:
-        t.start()
-    while len(acked) < topics * docs * k // 3:
-        assert any(t.is_alive() for t in threads), "every worker stopped before a third was judged"
-        time.sleep(0.01)
-    os.kill(server["now"].process.pid, signal.SIGKILL)
-    server["now"].process.wait()
-    killed_at = len(acked)
-    server["now"] = start_server(path, port)
-    for t in threads:
-        t.join(stop - time.monotonic())
-    server["now"].stop()
+    killed_at = kill_9_under_load(path, port, threads, lambda: len(acked), topics * docs * k // 3,
+                                  stop)
     assert killed_at < len(acked)  # judging went on after the restart
     with Store(path, read_only=True) as s:
         stored = s.con.execute("SELECT submission_id, assessor_id, query_id, doc_id "
