@@ -177,17 +177,9 @@ def may_answer(doc_id: str, handed: Collection[str]) -> bool:
     """Whether a worker may answer a document of a crowd round: only one handed to them
     (`pooling.judging.handouts`; one they answered before counts, to correct it). K is applied
     to what is handed out, so an answer to anything else could push a pair past K. A late
-    answer to a document handed to them is taken (`over_k` then decides whether it counts)."""
+    answer to a document handed to them is taken (`pooling.judging.history.over_k` then
+    decides whether it counts)."""
     return doc_id in handed
-
-
-def over_k(began: Mapping[str, int], redundancy: int) -> set[str]:
-    """Who of a queued pair's workers answered past its K: `began` maps each worker with a
-    current answer of the pair to the seq at which that answer began (its first judgment
-    since they last had none); the first K by that seq count, the rest are over K. Such a late
-    answer (to a pair handed out whose lease ran out, or before a restart) is stored, since
-    nothing a person typed is dropped, and left out of everything derived from the round."""
-    return set(sorted(began, key=lambda a: (began[a], a))[redundancy:])
 
 
 def reached(answers: Mapping[str, int], queue: Sequence[str], redundancy: int,

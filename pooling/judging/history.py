@@ -8,7 +8,7 @@ judging package has no import cycle.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from pooling.errors import StoreError, SubmissionConflict
-from pooling.judging.crowd_queue import over_k
 from pooling.store.core import Store
 
 KINDS = ("judge", "retract", "unjudgeable")
@@ -257,9 +256,18 @@ _PAST_K = _STEPS.format(left_out=NOT_COUNTED_TOWARD_K) + """, answered AS (
 """
 
 
+def over_k(began: Mapping[str, int], redundancy: int) -> set[str]:
+    """Who of a queued pair's workers answered past its K: `began` maps each worker with a
+    current answer of the pair to the seq at which that answer began (its first judgment
+    since they last had none); the first K by that seq count, the rest are over K. Such a late
+    answer (to a pair handed out whose lease ran out, or before a restart) is stored, since
+    nothing a person typed is dropped, and left out of everything derived from the round."""
+    return set(sorted(began, key=lambda a: (began[a], a))[redundancy:])
+
+
 def over_k_answers(store: Store, round_id: str | None = None) -> set[tuple[str, str, str, str]]:
     """The current answers over a crowd pair's K, (round_id, assessor_id, query_id, doc_id):
-    people's answers of a queued pair beyond the first K (`pooling.judging.crowd_queue.over_k`).
+    people's answers of a queued pair beyond the first K (`over_k`).
     They stay in the history and in each person's own answers, and are left out of everyone's
     (`effective_judgments`), so of every rule, model and count derived from the round."""
     crowded = store.sql("pairs past K", _PAST_K, [round_id, round_id]).fetchall()
