@@ -80,13 +80,16 @@ class Assignments:
         if role is None:  # unknown people may judge nothing
             return False
         if self.rnd.crowd and role != ORGANISER:
-            return self.has_topic(assessor_id, role, query_id) and (
-                doc_id in self._queued_in(query_id) or doc_id in self.gold_in(query_id)) and (
-                may_answer(doc_id, self.handed_to(assessor_id, query_id)))
+            return self.has_topic(assessor_id, role, query_id) and self.in_crowd_topic(
+                query_id, doc_id) and may_answer(doc_id, self.handed_to(assessor_id, query_id))
         if role == ORGANISER or query_id in self.whole.get(assessor_id, ()):
             return doc_id in self._queued_in(query_id)
         return (doc_id in self.overlap.get(assessor_id, {}).get(query_id, ())
                 and doc_id in self._queued_in(query_id))  # (`docs_for`, without the list)
+
+    def in_crowd_topic(self, query_id: str, doc_id: str) -> bool:
+        """Whether a document is one of a crowd round's topic: queued, or gold."""
+        return doc_id in self._queued_in(query_id) or doc_id in self.gold_in(query_id)
 
     def handed_to(self, assessor_id: str, query_id: str) -> set[str]:
         """The documents of a topic of a crowd round handed to this worker so far (live: the

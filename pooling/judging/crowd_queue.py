@@ -125,7 +125,9 @@ def has_work(queue: Sequence[str], *, worker: str, redundancy: int, answers: Map
              gold_rate: float = 0.0, gold_answered: int = 0, held: str | None = None,
              order: Iterable[str] | None = None) -> bool:
     """Whether `next_docs` would hand the worker a document now, found without ordering the
-    queue (the home page asks it of every topic); order: as for `next_docs`."""
+    queue (the home page asks it of every topic); order: as for `next_docs`. It takes the
+    same arguments; the gold ones decide nothing here, since gold is handed out only beside
+    a queued document left to answer."""
     if held is not None and held not in mine:
         return True
     gold_set = frozenset(gold)  # gold is handed out only beside a pair to answer (`next_docs`)

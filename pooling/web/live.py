@@ -628,8 +628,7 @@ class LiveCampaign:
         with self._lock:
             return (view.has_topic(assessor_id, role, query_id)
                     and doc_id not in view.handed_to(assessor_id, query_id)
-                    and (doc_id in view.queue.get(query_id, ())
-                         or doc_id in view.gold_in(query_id)))
+                    and view.in_crowd_topic(query_id, doc_id))
 
     def _remember(self, j: Judgment, seq: int) -> None:
         """Add a stored judgment to the cached history (unless a reload already has it), and
