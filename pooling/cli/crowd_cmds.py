@@ -204,8 +204,8 @@ def gold_questions(
     name: Annotated[str, typer.Option(help="The new gold qrels version's name.")],
     per_topic: Annotated[int, typer.Option(help="Gold pairs per topic of the round.")] = 4,
     where: Annotated[str, typer.Option(
-        help="outside-pool (pairs the round does not queue: every pooled pair is still left "
-             "to the crowd), pool (pairs it queues) or any.")] = "outside-pool",
+        help="outside-pool: pairs the round does not queue (a queued pair is the crowd's to "
+             "answer, never a gold question).")] = "outside-pool",
     rate: Annotated[float | None, typer.Option(
         help="Share of each worker's pairs that are gold (default: the round's, else 0.1).")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the draw.")] = 0,
@@ -215,18 +215,17 @@ def gold_questions(
     next pair on. Gold pairs look like any other pair to workers and never enter a qrels
     version derived from the round."""
     from pooling.judging.crowd_simulation import gold_sample
-    from pooling.judging.rounds import set_gold
+    from pooling.judging.rounds import gold_count, set_gold
     from pooling.store import Store
 
-    if where not in ("outside-pool", "pool", "any"):
-        raise StoreError(f"--where must be outside-pool, pool or any, not {where!r}")
     with Store(store) as s, s.transaction():
         made = gold_sample(s, source, round, per_topic, name=name, where=where,  # type: ignore[arg-type]
                            seed=seed)
         rnd = set_gold(s, round, name, rate)
+        left = gold_count(s, rnd)
     out.print(f"gold {name}: {made.n_rows} pairs of {made.n_topics} topics from {source}, "
-              f"mixed into round {round} at rate {rnd.gold_rate:g} (K = {rnd.redundancy})",
-              highlight=False)
+              f"mixed into round {round} at rate {rnd.gold_rate:g} (K = {rnd.redundancy}); "
+              f"{left:,} gold pair(s) outside the queue", highlight=False)
 
 
 @crowd_app.command("simulate")

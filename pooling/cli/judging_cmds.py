@@ -103,7 +103,8 @@ def pool(
     if r.crowd:
         crowd = f"; a crowd round: {r.redundancy} answer(s) per pair"
         if r.gold is not None:
-            crowd += f", gold from {r.gold} at {r.gold_rate:g} of each worker's pairs"
+            crowd += (f", gold from {r.gold} at {r.gold_rate:g} of each worker's pairs "
+                      f"({summary.gold_pairs or 0:,} gold pair(s) outside the queue)")
     out.print(f"round {r.round_id}: {r.strategy} over {over} {len(r.topics)} topics{by}, "
               f"{kind}{on}{crowd}", highlight=False)
     for warning in summary.warnings:

@@ -9,7 +9,8 @@ A crowd round (`Round.crowd`) is open: every person assessor may judge every que
 and every gold document of every topic of the round, with no assignment, unless the
 organiser has withdrawn them from the round (`pooling.judging.worker_decisions`); automatic
 judges and revoked people are not among its workers. What each worker is handed next is
-`pooling.judging.crowd_queue`.
+`pooling.judging.crowd_queue`, and a worker judges only what was handed to them
+(`pooling.judging.handouts`).
 
 `load_assignments` reads the rows the rule needs (the whole round, or one topic, or one
 person's topics) into an `Assignments`; every question is then answered from those rows in
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from pooling.judging.crowd_queue import may_answer
+from pooling.judging.handouts import handed_docs
 from pooling.judging.rounds import Round, crowd_rounds, get_round, gold_pairs
 from pooling.judging.worker_decisions import withdrawn_workers
 from pooling.store.core import Store
@@ -44,6 +47,8 @@ class Assignments:
     closed: frozenset[str] = frozenset()  # who may not work in a crowd round (module doc)
     withdrawn: frozenset[str] = frozenset()  # of those, the workers the organiser withdrew
     judges: frozenset[str] = frozenset()  # of those, automatic judges (their answers count not)
+    # a crowd round's documents handed to each worker: assessor -> topic -> doc_ids
+    handed: dict[str, dict[str, set[str]]] = field(default_factory=dict)
 
     def has_topic(self, assessor_id: str, role: str | None, query_id: str) -> bool:
         """Whether this person works on the topic (an organiser: every topic of the round;
@@ -75,12 +80,21 @@ class Assignments:
         if role is None:  # unknown people may judge nothing
             return False
         if self.rnd.crowd and role != ORGANISER:
-            return self.has_topic(assessor_id, role, query_id) and (
-                doc_id in self._queued_in(query_id) or doc_id in self.gold_in(query_id))
+            return self.has_topic(assessor_id, role, query_id) and self.in_crowd_topic(
+                query_id, doc_id) and may_answer(doc_id, self.handed_to(assessor_id, query_id))
         if role == ORGANISER or query_id in self.whole.get(assessor_id, ()):
             return doc_id in self._queued_in(query_id)
         return (doc_id in self.overlap.get(assessor_id, {}).get(query_id, ())
                 and doc_id in self._queued_in(query_id))  # (`docs_for`, without the list)
+
+    def in_crowd_topic(self, query_id: str, doc_id: str) -> bool:
+        """Whether a document is one of a crowd round's topic: queued, or gold."""
+        return doc_id in self._queued_in(query_id) or doc_id in self.gold_in(query_id)
+
+    def handed_to(self, assessor_id: str, query_id: str) -> set[str]:
+        """The documents of a topic of a crowd round handed to this worker so far (live: the
+        judging server adds each one it hands out)."""
+        return self.handed.setdefault(assessor_id, {}).setdefault(query_id, set())
 
     def _queued_in(self, query_id: str) -> frozenset[str]:
         """A topic's queued documents as a set, made when first asked (a batch asks for
@@ -184,6 +198,7 @@ def load_assignments(store: Store, rnd: Round | str, *, query_id: str | None = N
         judges, revoked = not_workers(store)
         loaded.judges = judges
         loaded.closed = loaded.withdrawn | judges | revoked
+        loaded.handed = handed_docs(store, rnd.round_id, assessor_id, query_id)
     return loaded
 
 
@@ -269,5 +284,10 @@ def fingerprints(store: Store) -> dict[str, tuple]:
 
 def not_assigned(rnd: Round, assessor_id: str, query_id: str, doc_id: str) -> str:
     """Why a judgment is refused: the document is not this person's to judge in the round."""
-    return (f"document {doc_id!r} of topic {query_id!r} is not assigned to {assessor_id!r} "
-            f"in round {rnd.round_id!r}")
+    why = (f"document {doc_id!r} of topic {query_id!r} is not assigned to {assessor_id!r} "
+           f"in round {rnd.round_id!r}")
+    if rnd.crowd:  # `Assignments.may_judge`: a worker answers what they were handed
+        why += ("; in a crowd round a worker answers only documents handed to them (the judging "
+                "page, the API's next, `pooling batch export`), so that no pair gets more than "
+                f"its {rnd.redundancy} answer(s): ask for the next document and answer that")
+    return why

@@ -14,6 +14,10 @@ worker's queue. A worker's next document of a topic (`next_docs`):
 3. else the queued documents they have not answered whose answers plus live claims are
    fewer than K, fewest first, then in queue order.
 
+When no queued document is left for the worker (every pair has K answers and claims, or they
+answered the rest), nothing is handed out, gold neither: gold measures a worker whose answers
+count, and a finished round hands out nothing and shows as done.
+
 Nothing here reads the store or the clock: the store path (`pooling.judging.queue`) counts
 answers from the history, the judging server (`pooling.web.live`) keeps the counts and the
 claims (`Claims`) in memory. A claim is the document handed to a worker and not answered yet;
@@ -102,6 +106,8 @@ def next_docs(worker: str, queue: Sequence[str], *, redundancy: int,
     regular = list(islice((d for d in order if d not in mine and d not in gold_set and d != held
                            and answers.get(d, 0) + claimed.get(d, 0) < redundancy),
                           max(wanted, 0)))
+    if not regular:
+        return out  # gold only measures a worker with pairs to answer: none left, none handed
     while len(out) < limit and (gold_left or regular):
         if gold_left and (gold_turn(answered, gold_done, gold_rate, key) or not regular):
             if not gold_turn(answered, gold_done, gold_rate, key):
@@ -119,13 +125,12 @@ def has_work(queue: Sequence[str], *, worker: str, redundancy: int, answers: Map
              gold_rate: float = 0.0, gold_answered: int = 0, held: str | None = None,
              order: Iterable[str] | None = None) -> bool:
     """Whether `next_docs` would hand the worker a document now, found without ordering the
-    queue (the home page asks it of every topic); order: as for `next_docs`."""
+    queue (the home page asks it of every topic); order: as for `next_docs`. It takes the
+    same arguments; the gold ones decide nothing here, since gold is handed out only beside
+    a queued document left to answer."""
     if held is not None and held not in mine:
         return True
-    if gold_turn(len(mine), gold_answered, gold_rate, gold_key(worker, gold)) and any(
-            d not in mine for d in gold):
-        return True
-    gold_set = frozenset(gold)
+    gold_set = frozenset(gold)  # gold is handed out only beside a pair to answer (`next_docs`)
     return any(d not in mine and d not in gold_set
                and answers.get(d, 0) + claimed.get(d, 0) < redundancy
                for d in (queue if order is None else order))
@@ -170,6 +175,15 @@ class OpenPairs:
                 yield self.queue[i]
 
 
+def may_answer(doc_id: str, handed: Collection[str]) -> bool:
+    """Whether a worker may answer a document of a crowd round: only one handed to them
+    (`pooling.judging.handouts`; one they answered before counts, to correct it). K is applied
+    to what is handed out, so an answer to anything else could push a pair past K. A late
+    answer to a document handed to them is taken (`pooling.judging.history.over_k` then
+    decides whether it counts)."""
+    return doc_id in handed
+
+
 def reached(answers: Mapping[str, int], queue: Sequence[str], redundancy: int,
             gold: Collection[str] = ()) -> int:
     """How many of a topic's queued pairs (gold left out) have K answers: a crowd round's
@@ -193,11 +207,15 @@ class Claims:
         self._expiry: list[tuple[float, str, Key, str]] = []  # a heap of (until, worker, key, doc)
         self.changed: list[tuple[Key, str]] = []  # (topic, doc) whose count changed, for the caller
 
-    def claim(self, worker: str, key: Key, doc: str, now: float) -> None:
-        """Hand `doc` to `worker` now, until the lease runs out."""
+    def claim(self, worker: str, key: Key, doc: str, now: float,
+              until: float | None = None) -> None:
+        """Hand `doc` to `worker` now, until the lease runs out (`until`: a claim read back
+        from the store, with what is left of its lease)."""
         self._expire(now)
         self._drop(worker, key)
-        until = now + self.lease
+        until = now + self.lease if until is None else until
+        if until <= now:
+            return
         self._held[(worker, key)] = (doc, until)
         self._counts.setdefault(key, Counter())[doc] += 1
         self.changed.append((key, doc))

@@ -222,11 +222,15 @@ def gold_sample(store: Store, source: str, round_id: str, per_topic: int, *, nam
     grade, seeded), so the gold holds relevant and non-relevant pairs alike. Where the store
     holds document texts, only documents with one qualify (a gold page must look like any).
 
-    `where` says which pairs qualify. "outside-pool" (the default): pairs the round does not
-    queue, so every pooled pair is still judged by the crowd and enters the derived qrels
-    (gold pairs never do); "pool": pairs the round queues (the crowd's answers on them then
-    measure the workers on the very pairs they judge, and those pairs are left to the gold's
-    grade); "any": either."""
+    `where` says which pairs qualify: only "outside-pool", pairs the round does not queue,
+    since a queued pair is the crowd's to answer and never a gold question
+    (`pooling.judging.rounds.gold_pairs`); "pool" and "any" are refused saying so."""
+    if where != "outside-pool":
+        raise StoreError(f"--where {where} would draw gold from the round's queue, and a queued "
+                         "pair is never a gold question (the crowd answers it, and its answers "
+                         "enter the derived qrels); leave out --where (outside-pool is the only "
+                         "choice)" if where in ("pool", "any") else
+                         f"--where must be outside-pool, not {where!r}")
     if per_topic < 1:
         raise StoreError(f"--per-topic must be at least 1, got {per_topic}")
     rnd = get_round(store, round_id)
@@ -242,8 +246,7 @@ def gold_sample(store: Store, source: str, round_id: str, per_topic: int, *, nam
     topics = set(rnd.topics)
     for q, d, g in zip(*(expert[c].to_pylist() for c in ("query_id", "doc_id", "relevance")),
                        strict=True):
-        if q not in topics or (where == "outside-pool" and (q, d) in pooled) or (
-                where == "pool" and (q, d) not in pooled) or (with_text and d not in with_text):
+        if q not in topics or (q, d) in pooled or (with_text and d not in with_text):
             continue
         by_topic.setdefault(q, {}).setdefault(g, []).append(d)
     rows: list[tuple[str, str, int]] = []
@@ -257,8 +260,8 @@ def gold_sample(store: Store, source: str, round_id: str, per_topic: int, *, nam
                     taken += 1
     if not rows:
         raise StoreError(f"qrels version {source!r} has no pair of round {round_id!r}'s topics "
-                         f"{'outside its pool' if where == 'outside-pool' else 'in its pool' if where == 'pool' else ''}"
-                         .rstrip() + "; choose another version or --where")
+                         "outside its pool (a queued pair is never a gold question); choose "
+                         "another version")
     rows.sort()
     table = pa.table({"query_id": [r[0] for r in rows], "doc_id": [r[1] for r in rows],
                       "relevance": pa.array([r[2] for r in rows], pa.int64())})

@@ -8,7 +8,7 @@ judging package has no import cycle.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -112,6 +112,7 @@ def effective_judgments(
     people_only: bool = True,
     per_subtopic: bool = False,
     answers: bool = False,
+    over_k: bool = False,
 ) -> pa.Table:
     """Each assessor's current grade per pair: round_id, assessor_id, query_id, doc_id, grade,
     seq (of the judgment that set it), judged_at. Optional filters narrow the replay.
@@ -130,6 +131,9 @@ def effective_judgments(
     A pair whose current answer is unjudgeable has no grade: it is left out (so every rule,
     agreement and model leave it out of grades) unless answers=True, which keeps it with a
     NULL grade (queues and progress count it as answered; `unjudgeable_answers` counts them).
+
+    Everyone's answers (no assessor_id) leave out the answers over a crowd pair's K
+    (`over_k_answers`) unless over_k=True; one person's answers keep theirs.
     """
     filters = [("round_id", round_id), ("query_id", query_id), ("assessor_id", assessor_id)]
     used = [(column, value) for column, value in filters if value is not None]
@@ -146,9 +150,10 @@ def effective_judgments(
     for r, a, q, d, sub, kind, grade, seq, at in rows:
         events.setdefault((r, a, q, d, sub), []).append((kind, (grade, seq, at)))
     current: dict[tuple, tuple[int, int, Any]] = {}
+    past_k = over_k_answers(store, round_id) if assessor_id is None and not over_k else set()
     for (r, a, q, d, sub), pair_events in events.items():
         left = replay(pair_events)
-        if left is None or (left[0] is None and not answers):
+        if left is None or (left[0] is None and not answers) or (r, a, q, d) in past_k:
             continue
         if per_subtopic:
             current[(r, a, q, d, sub)] = left
@@ -187,8 +192,7 @@ _STEPS = """
         WHERE (?::VARCHAR IS NULL OR round_id = ?)
           AND assessor_id NOT IN ({left_out})
     )"""
-_JUDGED_PER_TOPIC = _STEPS.format(
-    left_out="SELECT assessor_id FROM assessors WHERE kind = 'model'") + """, judged_now AS (
+_JUDGED_NOW = """, judged_now AS (
         SELECT round_id, query_id, doc_id FROM steps
         GROUP BY round_id, assessor_id, query_id, doc_id, subtopic
         HAVING sum(step) - least(0, min(height)) > 0
@@ -196,6 +200,9 @@ _JUDGED_PER_TOPIC = _STEPS.format(
     SELECT round_id, query_id, count(DISTINCT doc_id) FROM judged_now
     GROUP BY round_id, query_id
 """
+_JUDGED_PER_TOPIC = _STEPS.format(
+    left_out="SELECT assessor_id FROM assessors WHERE kind = 'model'") + _JUDGED_NOW
+_JUDGED_BY_ANYONE_PER_TOPIC = _STEPS.format(left_out="SELECT NULL WHERE false") + _JUDGED_NOW
 
 
 # Whose answers take one of a crowd pair's K slots: people working on it, so neither an
@@ -230,11 +237,72 @@ def answers_per_pair(store: Store, round_id: str) -> dict[tuple[str, str], int]:
     return {(q, d): n for q, d, n in rows}
 
 
-def judged_per_topic(store: Store, round_id: str | None = None) -> dict[tuple[str, str], int]:
+# The queued pairs of crowd rounds with more people answering now than the round's K (a
+# crowd round records `redundancy` in its params: `pooling.judging.rounds.crowd_params`).
+# Parameter: a round_id, or NULL for every round.
+_PAST_K = _STEPS.format(left_out=NOT_COUNTED_TOWARD_K) + """, answered AS (
+        SELECT round_id, query_id, doc_id, assessor_id FROM steps
+        GROUP BY round_id, assessor_id, query_id, doc_id, subtopic
+        HAVING sum(step) - least(0, min(height)) > 0
+    ), crowd AS (
+        SELECT round_id, CAST(json_extract_string(params, '$.redundancy') AS BIGINT) AS k
+        FROM rounds WHERE json_extract_string(params, '$.redundancy') IS NOT NULL
+    )
+    SELECT a.round_id, a.query_id, a.doc_id, any_value(c.k) FROM answered a
+    JOIN crowd c USING (round_id)
+    JOIN pool_entries p USING (round_id, query_id, doc_id)
+    GROUP BY a.round_id, a.query_id, a.doc_id
+    HAVING count(DISTINCT a.assessor_id) > any_value(c.k)
+"""
+
+
+def over_k(began: Mapping[str, int], redundancy: int) -> set[str]:
+    """Who of a queued pair's workers answered past its K: `began` maps each worker with a
+    current answer of the pair to the seq at which that answer began (its first judgment
+    since they last had none); the first K by that seq count, the rest are over K. Such a late
+    answer (to a pair handed out whose lease ran out, or before a restart) is stored, since
+    nothing a person typed is dropped, and left out of everything derived from the round."""
+    return set(sorted(began, key=lambda a: (began[a], a))[redundancy:])
+
+
+def over_k_answers(store: Store, round_id: str | None = None) -> set[tuple[str, str, str, str]]:
+    """The current answers over a crowd pair's K, (round_id, assessor_id, query_id, doc_id):
+    people's answers of a queued pair beyond the first K (`over_k`).
+    They stay in the history and in each person's own answers, and are left out of everyone's
+    (`effective_judgments`), so of every rule, model and count derived from the round."""
+    crowded = store.sql("pairs past K", _PAST_K, [round_id, round_id]).fetchall()
+    if not crowded:
+        return set()
+    k = {(r, q, d): n for r, q, d, n in crowded}
+    rows = store.sql("answers past K", f"""
+        SELECT round_id, assessor_id, query_id, doc_id, kind, seq FROM judgments
+        WHERE (round_id, query_id, doc_id) IN (SELECT UNNEST(?), UNNEST(?), UNNEST(?))
+          AND assessor_id NOT IN ({NOT_COUNTED_TOWARD_K})
+        ORDER BY seq""", [[p[0] for p in k], [p[1] for p in k], [p[2] for p in k]]).fetchall()
+    began: dict[tuple[str, str, str], dict[str, tuple[int, int]]] = {}  # pair -> a -> (depth, seq)
+    for r, a, q, d, kind, seq in rows:
+        people = began.setdefault((r, q, d), {})
+        depth, start = people.get(a, (0, 0))
+        if kind != "retract":
+            people[a] = (depth + 1, seq if depth == 0 else start)
+        elif depth > 0:
+            people[a] = (depth - 1, start)
+    out: set[tuple[str, str, str, str]] = set()
+    for (r, q, d), people in began.items():
+        current = {a: start for a, (depth, start) in people.items() if depth > 0}
+        out.update((r, a, q, d) for a in over_k(current, k[(r, q, d)]))
+    return out
+
+
+def judged_per_topic(store: Store, round_id: str | None = None, *,
+                     judges: bool = False) -> dict[tuple[str, str], int]:
     """{(round_id, query_id): documents with a current answer (a grade or unjudgeable) by a
     person} for one round or all: the count `effective_judgments` gives, computed in SQL without replaying histories in
-    Python (the organisers' progress asks for it every few seconds while a crowd judges)."""
-    rows = store.sql("judged per topic", _JUDGED_PER_TOPIC, [round_id, round_id]).fetchall()
+    Python (the organisers' progress asks for it every few seconds while a crowd judges).
+    judges: count automatic judges' answers too (a round's progress: a round an automatic
+    judge has judged is judged)."""
+    query = _JUDGED_BY_ANYONE_PER_TOPIC if judges else _JUDGED_PER_TOPIC
+    rows = store.sql("judged per topic", query, [round_id, round_id]).fetchall()
     return {(r, q): n for r, q, n in rows}
 
 

@@ -129,15 +129,12 @@ def judge_jury(
 
 
 def _round_gold_pairs(store: Store, round_id: str) -> list[tuple[str, str]]:
-    """A crowd round's gold pairs (`pooling.judging.rounds.gold_pairs`) that are not in its
-    pool: the judging of the round's queue does not reach them."""
+    """A crowd round's gold pairs (`pooling.judging.rounds.gold_pairs`: never in its pool):
+    the judging of the round's queue does not reach them."""
     rnd = get_round(store, round_id)
     if rnd.adaptive or rnd.subtopics is not None:
         return []
-    pooled = {tuple(r) for r in store.con.execute(
-        "SELECT query_id, doc_id FROM pool_entries WHERE round_id = ?", [round_id]).fetchall()}
-    return [(q, d) for q, docs in gold_pairs(store, rnd).items() for d in docs
-            if (q, d) not in pooled]
+    return [(q, d) for q, docs in gold_pairs(store, rnd).items() for d in docs]
 
 
 def _add(report: JudgeReport, more: JudgeReport) -> None:

@@ -23,12 +23,13 @@ of the topic (`ChosenQueue`).
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from pooling.judging.assignments import load_assignments
-from pooling.judging.crowd_queue import has_work, next_docs
+from pooling.judging.crowd_queue import LEASE_SECONDS, has_work, next_docs
+from pooling.judging.handouts import handouts, live_claims, record_handouts
 from pooling.judging.history import effective_judgments, not_counted_toward_k
 from pooling.judging.rounds import Round, choose_next, get_round, stopped, topic_rankings
 from pooling.store.core import Store
@@ -314,7 +315,8 @@ class CrowdQueue(OneTopicQueue):
     def __init__(self, rnd: Round, assessor_id: str, query_id: str, docs: Sequence[str],
                  gold: Sequence[str], answers: Mapping[str, int], mine: Collection[str], *,
                  claimed: Mapping[str, int] | None = None, held: str | None = None,
-                 closed: bool = False, order: Iterable[str] | None = None):
+                 closed: bool = False, order: Iterable[str] | None = None,
+                 on_handed: Callable[[list[str]], None] | None = None):
         self._query_id = query_id
         self._rnd = rnd
         self._assessor = assessor_id
@@ -326,6 +328,7 @@ class CrowdQueue(OneTopicQueue):
         self._held = held
         self._closed = closed
         self._order = order  # the open pairs in the rule's order, when the caller keeps them
+        self._on_handed = on_handed  # records what is handed out (the store's claims)
         self.handed_out = 0
         self.judged_before = len(self._mine)
 
@@ -338,6 +341,8 @@ class CrowdQueue(OneTopicQueue):
                          gold_answered=len(self._mine & set(self._gold)), held=self._held,
                          limit=limit if limit is not None else len(self._docs) + len(self._gold),
                          order=self._order)
+        if docs and self._on_handed is not None:
+            self._on_handed([d for d in docs if d != self._held])  # a held one is claimed already
         self._mine.update(docs)
         self._held = None
         self.handed_out += len(docs)
@@ -379,10 +384,23 @@ def topic_queue(store: Store, rnd: Round, assessor_id: str, query_id: str) -> Pa
         mine = {d for a, d in zip(everyone["assessor_id"].to_pylist(),
                                   everyone["doc_id"].to_pylist(), strict=True) if a == assessor_id}
         loaded = load_assignments(store, rnd, query_id=query_id, assessor_id=assessor_id)
+        # The claims that hold now (`pooling.judging.handouts`): the others' count toward K;
+        # the worker's own latest one is handed to them again first.
+        claims = live_claims(store, rnd.round_id, query_id)
+        own = [h for h in claims if h.assessor_id == assessor_id]
+
+        def hand_out(docs: list[str]) -> None:
+            with store.transaction() as con:
+                record_handouts(con, handouts(rnd.round_id, assessor_id, query_id, docs,
+                                              LEASE_SECONDS))
+
         return CrowdQueue(rnd, assessor_id, query_id, loaded.queue.get(query_id, []),
                           loaded.gold.get(query_id, []),
                           answer_counts(everyone, not_counted_toward_k(store)), mine,
-                          closed=not loaded.has_topic(assessor_id, "assessor", query_id))
+                          claimed=Counter(h.doc_id for h in claims if h.assessor_id != assessor_id),
+                          held=max(own, key=lambda h: h.handed_at).doc_id if own else None,
+                          closed=not loaded.has_topic(assessor_id, "assessor", query_id),
+                          on_handed=hand_out)
     # Adaptive rounds learn from every assessor's judgments of the topic; static ones follow
     # the person's own progress.
     judged = effective_judgments(store, rnd.round_id, query_id=query_id,
@@ -395,6 +413,15 @@ def topic_queue(store: Store, rnd: Round, assessor_id: str, query_id: str) -> Pa
     loaded = load_assignments(store, rnd, query_id=query_id, assessor_id=assessor_id)
     docs = loaded.docs_for(assessor_id, "assessor", query_id) or []
     return static_topic_queue(rnd, query_id, docs, {d: (g, seq) for d, g, seq in made})
+
+
+def topic_done(store: Store, rnd: Round, assessor_id: str, query_id: str) -> bool:
+    """Whether a person has nothing more to judge in a topic now; asking hands nothing out
+    in a crowd round (a home page is not a claim)."""
+    queue = topic_queue(store, rnd, assessor_id, query_id)
+    if isinstance(queue, CrowdQueue):
+        return not queue.has_next()
+    return first_document(queue) is None
 
 
 def next_document(store: Store, round_id: str, assessor_id: str, query_id: str) -> str | None:

@@ -136,6 +136,7 @@ class RoundSummary:
     entries: int
     per_topic: dict[str, int]
     warnings: list[str] = field(default_factory=list)  # one line each, for the organiser
+    gold_pairs: int | None = None  # a crowd round's gold pairs left outside its queue
 
 
 def choose_runs(store: Store, runs: str | list[str]) -> list[str]:
@@ -273,7 +274,7 @@ def create_round(
                              "as a whole; pool it with a static strategy (e.g. --strategy depth) "
                              "and without --subtopics")
         if gold is not None:
-            check_gold(store, gold, list(per_topic))
+            check_gold(store, gold, list(per_topic), round_id=name)
         round_params.update(crowd)
     rnd = Round(name, strategy, round_params, seed, tuple(sorted(set(grades))), tuple(run_ids),
                 strat.adaptive, candidate_depth, tuple(per_topic))
@@ -293,6 +294,9 @@ def create_round(
             rows["position"] += list(range(1, len(queue) + 1))
     # A sampled round records every pooled pair's stratum and inclusion probability.
     design = design_table(strat, per_topic, seed, queues) if is_stratified(strat) else None
+    queued_pairs = set(zip(rows["query_id"], rows["doc_id"], strict=True))
+    gold_count = (check_gold(store, gold, list(per_topic), round_id=name, queued=queued_pairs)
+                  if crowd and gold is not None else None)
     with store.transaction() as con:
         con.execute(
             "INSERT INTO rounds (round_id, strategy, params, seed, grades, pooled_runs, created_at, "
@@ -311,7 +315,8 @@ def create_round(
         if design is not None:
             record_design(con, name, design)
     warning = scale_warning(store, name, rnd.grades)
-    return RoundSummary(rnd, sum(counts.values()), counts, [warning] if warning else [])
+    return RoundSummary(rnd, sum(counts.values()), counts, [warning] if warning else [],
+                        gold_count)
 
 
 def crowd_params(redundancy: int, gold: str | None, gold_rate: float | None) -> dict[str, Any]:
@@ -352,7 +357,7 @@ def set_gold(store: Store, round_id: str, gold: str, gold_rate: float | None = N
                          "a whole")
     rate = gold_rate if gold_rate is not None else (rnd.gold_rate if rnd.gold else None)
     crowd = crowd_params(rnd.redundancy, gold, rate)
-    check_gold(store, gold, list(rnd.topics))
+    check_gold(store, gold, list(rnd.topics), round_id=round_id, queued=queued_pairs(store, round_id))
     params = {**rnd.params, **crowd}
     if rnd.gold is not None and rnd.gold != gold:  # the pairs of a replaced gold stay gold
         params["gold_before"] = [v for v in rnd.gold_versions if v != gold]
@@ -361,34 +366,67 @@ def set_gold(store: Store, round_id: str, gold: str, gold_rate: float | None = N
     return get_round(store, round_id)
 
 
-def check_gold(store: Store, gold: str, query_ids: list[str]) -> None:
-    """Refuse a gold version that does not exist or has no pair in the round's topics."""
+def queued_pairs(store: Store, round_id: str) -> set[tuple[str, str]]:
+    """The (query_id, doc_id) pairs a round queues."""
+    return set(store.sql("queued pairs", "SELECT query_id, doc_id FROM pool_entries "
+                         "WHERE round_id = ?", [round_id]).fetchall())
+
+
+def check_gold(store: Store, gold: str, query_ids: list[str], *, round_id: str,
+               queued: Collection[tuple[str, str]] | None = None) -> int:
+    """How many pairs of qrels version `gold` can be a round's gold questions: those of its
+    topics that it does not queue (`queued`; None: not known yet, nothing left out). A version
+    that does not exist, has no pair in the round's topics, or whose every such pair is
+    queued (the normal case when the gold is the official qrels of the pooled runs) is
+    refused: a queued pair is the crowd's to answer, never a gold question."""
     if not store.one("find qrels", "SELECT 1 FROM qrels_versions WHERE name = ?", [gold]):
         known = [r[0] for r in store.sql("qrels versions", "SELECT name FROM qrels_versions "
                                          "ORDER BY name").fetchall()]
         raise StoreError(f"no qrels version {gold!r} to use as gold; versions: "
                          f"{', '.join(known) or '(none: import one with `pooling import qrels`)'}")
-    found = store.one("gold pairs", "SELECT count(*) FROM qrels WHERE version = ? AND query_id IN "
-                      "(SELECT UNNEST(?))", [gold, query_ids])
-    if not found or not found[0]:
+    pairs = store.sql("gold pairs", "SELECT DISTINCT query_id, doc_id FROM qrels WHERE version = ? "
+                      "AND query_id IN (SELECT UNNEST(?))", [gold, query_ids]).fetchall()
+    if not pairs:
         raise StoreError(f"qrels version {gold!r} has no pair in the round's topics, so there is "
                          "no gold to mix in; choose a version that judges these topics, or other "
                          "--topics")
+    left = sum(tuple(p) not in (queued or ()) for p in pairs)
+    if not left:
+        raise StoreError(
+            f"all {len(pairs):,} pair(s) of qrels version {gold!r} in round {round_id}'s topics "
+            "are in the round's queue, and a queued pair is never a gold question (the crowd "
+            "answers it), so no gold would be left; pool the round without --gold and draw gold "
+            f"outside its pool (`pooling crowd gold STORE --round {round_id} --from {gold} "
+            "--name GOLD`), or name a version with pairs outside the queue")
+    return left
 
 
 def gold_pairs(store: Store, rnd: Round, *, every: bool = False) -> dict[str, list[str]]:
     """A gold round's gold documents per topic of the round (query_id -> doc_ids by id); {}
-    for a round without gold. every: of every gold version the round has had (what derived
-    qrels leave out), not only the one mixed in now (what workers are handed)."""
+    for a round without gold. A pair the round queues is never gold (`check_gold`): it is
+    the crowd's to answer, and a gold version covering the pool leaves the pool to the crowd.
+    every: of every gold version the round has had (what derived qrels leave out), not only
+    the one mixed in now (what workers are handed)."""
     versions = rnd.gold_versions if every else ([rnd.gold] if rnd.gold else [])
     if not versions:
         return {}
     out: dict[str, list[str]] = {}
-    for q, d in store.sql("gold pairs", "SELECT DISTINCT query_id, doc_id FROM qrels WHERE version "
-                          "IN (SELECT UNNEST(?)) AND query_id IN (SELECT UNNEST(?)) "
-                          "ORDER BY query_id, doc_id", [versions, list(rnd.topics)]).fetchall():
+    # Step "gold pairs": the versions' pairs of the round's topics, less the round's queue.
+    for q, d in store.sql("gold pairs", """
+            SELECT DISTINCT g.query_id, g.doc_id FROM qrels g
+            WHERE g.version IN (SELECT UNNEST($versions))
+              AND g.query_id IN (SELECT UNNEST($topics))
+              AND NOT EXISTS (SELECT 1 FROM pool_entries p WHERE p.round_id = $round_id
+                              AND p.query_id = g.query_id AND p.doc_id = g.doc_id)
+            ORDER BY 1, 2""", {"versions": versions, "topics": list(rnd.topics),
+                               "round_id": rnd.round_id}).fetchall():
         out.setdefault(q, []).append(d)
     return out
+
+
+def gold_count(store: Store, rnd: Round) -> int:
+    """How many gold pairs a crowd round mixes in now (its queue left out)."""
+    return sum(len(docs) for docs in gold_pairs(store, rnd).values())
 
 
 def crowd_rounds(store: Store) -> list[str]:

@@ -207,6 +207,16 @@ MIGRATIONS: list[list[str]] = [
             judge_id VARCHAR NOT NULL, price_in DOUBLE NOT NULL, price_out DOUBLE NOT NULL,
             set_at TIMESTAMP NOT NULL)""",
     ],
+    [
+        # Crowd rounds: every document handed to a worker (a page shown, an API `next`, a
+        # batch exported) and until when its claim holds. A worker may answer only what they
+        # were handed, also after a restart; a live claim counts toward the pair's K for the
+        # others. Append-only: a worker's latest row of a document holds.
+        """CREATE TABLE crowd_handouts (
+            round_id VARCHAR NOT NULL, assessor_id VARCHAR NOT NULL, query_id VARCHAR NOT NULL,
+            doc_id VARCHAR NOT NULL, handed_at TIMESTAMP NOT NULL,
+            lease_until TIMESTAMP NOT NULL)""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -217,5 +227,5 @@ DATA_TABLES = [
     "topic_subsets", "assessors", "rounds", "pool_entries", "judgments", "assignments",
     "eval_results", "judge_calls", "pool_strata", "qrels_strata", "subtopic_qrels",
     "qrels_posteriors",
-    "qrels_workers", "worker_decisions", "judge_prices",
+    "qrels_workers", "worker_decisions", "judge_prices", "crowd_handouts",
 ]

@@ -30,7 +30,7 @@ from pooling.judging.judgments import (
     effective_judgments,
     undo_in_store,
 )
-from pooling.judging.queue import first_document, next_document, topic_queue
+from pooling.judging.queue import first_document, topic_done, topic_queue
 from pooling.judging.rounds import Round, get_round, gold_pairs
 from pooling.store.core import Store
 from pooling.web.highlight import highlight, query_terms
@@ -207,7 +207,7 @@ def assessor_rounds(store: Store, assessor_id: str) -> list[RoundProgress]:
         judged = _judged_per_topic(store, round_id, assessor_id)
         topics = []
         for q in queries:
-            done = next_document(store, round_id, assessor_id, q) is None
+            done = topic_done(store, rnd, assessor_id, q)
             topics.append(TopicProgress(q, titles.get(q), items[q], judged[q], done))
         out.append(RoundProgress(round_id, rnd.adaptive, topics))
     return out
@@ -351,7 +351,7 @@ def _round_status(store: Store, rnd: Round) -> RoundStatus:
         people = sorted(set(workers["assessor_id"].to_pylist()))
         return RoundStatus(rnd.round_id, rnd.strategy, rnd.adaptive, rnd.grades, len(rnd.topics),
                            queued[0], reached, people)
-    judged = effective_judgments(store, rnd.round_id)
+    judged = effective_judgments(store, rnd.round_id, people_only=False)  # judges' pairs too
     pairs = set(zip(judged["query_id"].to_pylist(), judged["doc_id"].to_pylist(), strict=True))
     return RoundStatus(rnd.round_id, rnd.strategy, rnd.adaptive, rnd.grades, len(rnd.topics),
                        queued[0], len(pairs), people)
@@ -419,7 +419,7 @@ def round_detail(store: Store, round_id: str) -> RoundDetail | None:
     if rnd is None:
         return None
     status = _round_status(store, rnd)
-    judged = effective_judgments(store, round_id)
+    judged = effective_judgments(store, round_id, people_only=False)  # automatic judges too
     titles = dict(store.sql("topic titles", "SELECT query_id, title FROM topics").fetchall())
     queued = dict(store.sql("queued per topic", "SELECT query_id, count(*) FROM pool_entries "
                             "WHERE round_id = ? GROUP BY query_id", [round_id]).fetchall())

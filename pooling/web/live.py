@@ -38,12 +38,15 @@ from markupsafe import Markup
 from pooling.errors import PoolingError, SubmissionConflict
 from pooling.judging import validation
 from pooling.judging.assignments import (
+    ORGANISER,
     Assignments,
     fingerprints,
     load_assignments,
     members_by_round,
+    not_assigned,
 )
 from pooling.judging.crowd_queue import Claims, OpenPairs
+from pooling.judging.handouts import Handout, handouts, live_claims, record_handouts, was_handed
 from pooling.judging.history import NOT_COUNTED_TOWARD_K, not_counted_toward_k, replay
 from pooling.judging.judgments import (
     VALUES_ROWS,
@@ -59,7 +62,7 @@ from pooling.judging.judgments import (
 )
 from pooling.judging.queue import CrowdQueue, first_document, static_topic_queue
 from pooling.judging.rounds import crowd_rounds
-from pooling.store.core import Store
+from pooling.store.core import Store, utcnow
 from pooling.web import campaign
 from pooling.web.campaign import (
     JudgingPage,
@@ -80,7 +83,7 @@ DOC_CACHE = 20_000
 # The store tables the pages' memory is made of. A change to a round's row, queue or
 # assignments drops that round; to judgments, topics or documents, what was read of them.
 ROUND_TABLES = frozenset({"rounds", "pool_entries", "assignments"})
-HELD_TABLES = ROUND_TABLES | {"judgments", "topics", "documents"}
+HELD_TABLES = ROUND_TABLES | {"judgments", "topics", "documents", "crowd_handouts"}
 # Tables read elsewhere (people and their sessions: `pooling.web.session_book`) or not by the
 # pages at all; a change to a table in neither set drops everything, to be safe.
 BOOK_TABLES = frozenset({"assessors", "ended_sessions"})
@@ -200,6 +203,11 @@ class LiveCampaign:
                     self._crowd_loading.clear()
                 if everything or changed:
                     self._crowd_rounds = None
+                if "crowd_handouts" in (tables or ()):  # handed out by someone else: reread
+                    self._crowd.clear()
+                    self._crowd_loading.clear()
+                    self._rounds = {r: v for r, v in self._rounds.items()
+                                    if v is None or not v.rnd.crowd}
                 if everything:
                     self._rounds.clear()
                     self._history.clear()
@@ -232,6 +240,22 @@ class LiveCampaign:
             return fn(*args, **kwargs)
         finally:
             self._local.cached_only = False
+
+    def pending(self) -> list[Future]:
+        """The handouts this thread's calls queued for the store and did not wait for (the
+        event loop's calls): the caller awaits them before it shows the documents."""
+        found, self._local.pending = getattr(self._local, "pending", []), []
+        return found
+
+    def _hand_out(self, rows: list[Handout]) -> None:
+        """Store documents handed out: waited for here in a worker thread, left to the
+        caller (`pending`) on the event loop. Either way the page waits for the commit, so a
+        document shown was recorded, and its answer is taken after a restart."""
+        future = self.writer.submit_handouts(rows)
+        if getattr(self._local, "cached_only", False):
+            self._local.pending = [*getattr(self._local, "pending", []), future]
+        else:
+            future.result()
 
     def _store(self, fn, *args, **kwargs):
         """Run `fn(store, ...)` under the gate, unless only cached answers are allowed now."""
@@ -286,10 +310,11 @@ class LiveCampaign:
                 raise Miss
             self._crowd_loading.setdefault(key, [])
             generation = self.generation
-        uncounted, rows = self._store(lambda s: (not_counted_toward_k(s), s.con.execute(
-            "SELECT seq, assessor_id, doc_id, kind FROM judgments WHERE round_id = ? AND "
-            f"query_id = ? AND assessor_id NOT IN ({NOT_COUNTED_TOWARD_K}) ORDER BY seq",
-            [round_id, query_id]).fetchall()))
+        uncounted, rows, stored_claims = self._store(lambda s: (
+            not_counted_toward_k(s), s.con.execute(
+                "SELECT seq, assessor_id, doc_id, kind FROM judgments WHERE round_id = ? AND "
+                f"query_id = ? AND assessor_id NOT IN ({NOT_COUNTED_TOWARD_K}) ORDER BY seq",
+                [round_id, query_id]).fetchall(), live_claims(s, round_id, query_id)))
         topic = CrowdTopic(uncounted)
         for row in rows:
             topic.apply(*row)
@@ -297,6 +322,14 @@ class LiveCampaign:
             for row in self._crowd_loading.pop(key, []):  # stored while this was read
                 if row[1] not in uncounted:
                     topic.apply(*row)
+            now, wall = self.clock(), utcnow()
+            # Claims kept through a restart (a worker's latest one holds), unless held here.
+            holding = {h.assessor_id for h in stored_claims
+                       if self.claims.held(h.assessor_id, key, now) is not None}
+            for h in stored_claims:
+                if h.assessor_id not in holding:
+                    self.claims.claim(h.assessor_id, key, h.doc_id, now,
+                                      until=now + (h.lease_until - wall).total_seconds())
             view = self._rounds.get(round_id)
             if view is not None:
                 claims = self.claims.counts(key, self.clock())
@@ -509,8 +542,10 @@ class LiveCampaign:
         if doc_id is None:
             self._prefetch(round_id, query_id)  # first: a claim is taken only once it shows
             doc_id = self._next(view, docs, mine, query_id, assessor_id, claim=True)
-        elif doc_id not in docs:
-            return None
+        elif doc_id not in docs or (self._unhanded(view, assessor_id, role, query_id, doc_id)
+                                    and not self._store(was_handed, round_id, assessor_id,
+                                                        query_id, doc_id)):
+            return None  # a crowd round's documents are readable once handed out
         grades = {d: g for d, (g, _) in mine.items()}
         topic = self._topic(query_id)
         if doc_id is None:
@@ -548,7 +583,13 @@ class LiveCampaign:
                                grade=grade, submission_id=submission_id, seconds=seconds,
                                note=note, grades=grades, unjudgeable=unjudgeable)
         if not view.may_judge(assessor_id, role, query_id, doc_id):
-            return None
+            if not self._unhanded(view, assessor_id, role, query_id, doc_id):
+                return None
+            if not self._store(was_handed, round_id, assessor_id, query_id, doc_id):
+                raise validation.JudgmentRefused(not_assigned(view.rnd, assessor_id, query_id,
+                                                              doc_id))
+            with self._lock:  # handed, and stored since this view was read
+                view.handed_to(assessor_id, query_id).add(doc_id)
         validation.grades_sent(view.rnd, query_id, grade, grades)
         j = validation.submission(view.rnd, assessor_id, query_id, doc_id, grade_value=grade,
                                   submission_id_value=submission_id, seconds_value=seconds,
@@ -576,6 +617,18 @@ class LiveCampaign:
         done = undo(round_id, assessor_id, query_id, sid, self._mine(round_id, assessor_id, query_id),
                     find=lambda: self._store(submitted, assessor_id, sid), store_one=self.writer.submit)
         return Stored(done.doc_id, duplicate=done.duplicate)
+
+    def _unhanded(self, view: Assignments, assessor_id: str, role: str, query_id: str,
+                  doc_id: str) -> bool:
+        """Whether a worker of a crowd round asks about a document of their topic that this
+        view does not know was handed to them (the store may: it was handed after the view
+        was read); everyone else is answered by `Assignments.may_judge` alone."""
+        if not view.rnd.crowd or role == ORGANISER:
+            return False
+        with self._lock:
+            return (view.has_topic(assessor_id, role, query_id)
+                    and doc_id not in view.handed_to(assessor_id, query_id)
+                    and view.in_crowd_topic(query_id, doc_id))
 
     def _remember(self, j: Judgment, seq: int) -> None:
         """Add a stored judgment to the cached history (unless a reload already has it), and
@@ -615,14 +668,22 @@ class _Claiming:
 
     def next_pairs(self, limit: int | None = None) -> list[tuple[str, str]]:
         live = self._live
+        handed: list[str] = []
         with live._lock:
             queue = live._crowd_queue_now(self._view, self._assessor, self._query_id,
                                           self._mine, self._loaded)
             pairs = queue.next_pairs(limit)
             if pairs:
-                live.claims.claim(self._assessor, (self._view.rnd.round_id, self._query_id),
-                                  pairs[0][1], live.clock())
+                key = (self._view.rnd.round_id, self._query_id)
+                doc = pairs[0][1]
+                if live.claims.held(self._assessor, key, live.clock()) != doc:
+                    handed = [doc]  # newly handed: recorded before it is shown
+                    self._view.handed_to(self._assessor, self._query_id).add(doc)
+                live.claims.claim(self._assessor, key, doc, live.clock())
                 live._claims_changed()
+        if handed:
+            live._hand_out(handouts(self._view.rnd.round_id, self._assessor, self._query_id,
+                                    handed, live.claims.lease))
         return pairs
 
 
@@ -663,6 +724,13 @@ class JudgmentWriter:
         self._queue.put((j, future))
         return future
 
+    def submit_handouts(self, rows: list[Handout]) -> Future[None]:
+        """Queue documents handed out (`pooling.judging.handouts`), stored in the next
+        commit beside the judgments; the future is done once they are stored (or failed)."""
+        future: Future[None] = Future()
+        self._queue.put((rows, future))
+        return future
+
     def close(self) -> None:
         self._queue.put(None)
         self._thread.join(timeout=30)
@@ -687,12 +755,30 @@ class JudgmentWriter:
                     stop = True
                     break
                 batch.append(more)
+            handed = [item for item in batch if isinstance(item[0], list)]
+            if handed:
+                self._hand_out(handed)
+                batch = [item for item in batch if not isinstance(item[0], list)]
             try:
-                self._write(batch)
+                if batch:
+                    self._write(batch)
             except BaseException as exc:  # noqa: BLE001 - the writer must outlive any batch
                 _settle([f for _, f in batch], exc=exc)
             if stop:
                 return
+
+    def _hand_out(self, items: list[tuple[list[Handout], Future]]) -> None:
+        """Store the documents handed out since the last commit, in one statement."""
+        try:
+            record_handouts(self._cursor, [h for rows, _ in items for h in rows])
+        except Exception as exc:  # noqa: BLE001 - each page asking learns of it
+            for _, future in items:
+                _settle([future], exc=WriteFailed(
+                    f"the document handed out could not be recorded "
+                    f"({str(exc).splitlines()[0][:200]}); ask for it again in a moment"))
+            return
+        for _, future in items:
+            _settle([future], result=None)
 
     def _write(self, batch: list[tuple[Judgment, Future]]) -> None:
         """Store a batch in one commit. When that commit fails, each submission (with its

@@ -186,13 +186,17 @@ PATHS: dict[str, dict[str, Any]] = {
          "404": NOT_FOUND},
         parameters=[ROUND, TOPIC])},
     "/rounds/{round_id}/topics/{query_id}/docs/{doc_id}": {"get": _operation(
-        "getDocument", "One document the caller may judge (to go back, skip, or adjudicate).",
+        "getDocument", "One document the caller may judge (to go back, skip, or adjudicate); "
+        "in a crowd round, one handed to the caller already.",
         {"200": _json("The document.", _ref("Document")), "404": NOT_FOUND},
         parameters=[ROUND, TOPIC, DOC])},
     "/rounds/{round_id}/topics/{query_id}/judgments": {"post": _operation(
-        "judge", "Judge one document; a retried submission id stores nothing new.",
+        "judge", "Judge one document; a retried submission id stores nothing new. In a crowd "
+        "round, only a document handed to the caller (by `next`) may be judged.",
         {"200": _json("Stored, or a duplicate of a stored submission.", _ref("JudgmentStored")),
-         "404": NOT_FOUND, "409": CONFLICT, "422": UNPROCESSABLE},
+         "404": NOT_FOUND, "409": CONFLICT,
+         "422": _json("Refused: a bad grade, note, seconds or id, or in a crowd round a document "
+                      "never handed to the caller.", _ERROR)},
         parameters=[ROUND, TOPIC], body="JudgmentRequest")},
     "/rounds/{round_id}/topics/{query_id}/undo": {"post": _operation(
         "undo", "Retract the caller's latest current judgment of the topic.",

@@ -14,7 +14,7 @@ from inprocess import app_on, client, csrf_of, logged_in
 
 from pooling.judging.assessors import add_assessor
 from pooling.judging.crowd_queue import gold_key, gold_turn
-from pooling.judging.history import effective_judgments, history
+from pooling.judging.history import effective_judgments, history, over_k_answers
 from pooling.judging.judgments import Judgment, record
 from pooling.judging.queue import next_document
 from pooling.judging.rounds import create_round
@@ -235,8 +235,9 @@ def answer(c, token: str, doc_id: str, n: int) -> None:
 
 def test_served_and_store_paths_hand_the_same_documents_when_gold_overlaps_the_pool(tmp_path):
     # As `pooling pool --gold nist` does when NIST's pairs are among the pooled ones: half of
-    # the queue is gold, and gold pairs are never handed out as regular ones.
-    path, tokens = crowd_store(tmp_path, k=3, rate=0.1, gold=QUEUED[:4])
+    # the queue is in the gold version, and a queued pair is never a gold question, so only
+    # g1 is gold and every queued pair goes to the crowd.
+    path, tokens = crowd_store(tmp_path, k=3, rate=0.1, gold=QUEUED[:4] + GOLD[:1])
     with app_on(path) as app:
         c = client(app)
         n = 0
@@ -251,8 +252,9 @@ def test_served_and_store_paths_hand_the_same_documents_when_gold_overlaps_the_p
                 handed.append(served)
                 n += 1
                 answer(c, tokens[w], served, n)
-            regular = sorted(d for d in handed if d not in QUEUED[:4])
-            assert regular == (QUEUED[4:] if w != "w4" else []), w  # K = 3 reached after w3
+            assert set(handed) <= set(QUEUED) | {"g1"}
+            regular = sorted(d for d in handed if d != "g1")
+            assert regular == (QUEUED if w != "w4" else []), w  # K = 3 reached after w3
 
 
 class RacingLock:
@@ -337,7 +339,94 @@ def test_an_organiser_s_answer_takes_no_worker_s_slot_of_k_on_the_server(tmp_pat
         rounds = c.get(f"{API_ROOT}/rounds",
                        headers={"Authorization": f"Bearer {tokens['org']}"}).json()["rounds"]
         assert rounds[0]["judged"] == len(QUEUED)  # every pair at K, by the workers alone
-        # only gold is left for anyone else, handed at a newcomer's gold turn (none otherwise)
-        turn = gold_turn(0, 0, 0.01, gold_key("w3", GOLD))
-        left = served_next(c, tokens["w3"])
-        assert left in GOLD if turn else left is None
+        # only gold is left, and a finished round hands out nothing: gold neither
+        assert served_next(c, tokens["w3"]) is None
+
+
+def test_a_finished_round_hands_a_newcomer_nothing_and_shows_as_done(tmp_path):
+    path, tokens = crowd_store(tmp_path, k=1, rate=0.5)
+    with app_on(path) as app:
+        c = client(app)
+        n = 0
+        while (doc := served_next(c, tokens["w1"])) is not None:
+            n += 1
+            answer(c, tokens["w1"], doc, n)
+        # a worker added once every pair has its K answers, whose first pair would be gold
+        late = next(w for w in (f"late{i}" for i in range(100))
+                    if gold_turn(0, 0, 0.5, gold_key(w, GOLD)))
+        newcomer = app.live.gate.run_sync(lambda s: add_assessor(s, late).token)
+        app.live.refresh(frozenset({"assessors"}))
+        home = logged_in(app, newcomer).get("/")
+        assert ">done<" in home.text and "Start" not in home.text
+        assert served_next(c, newcomer) is None
+        page = logged_in(app, newcomer).get("/rounds/c/topics/1")
+        assert page.status_code == 200 and "data-doc-id" not in page.text
+        rounds = c.get(f"{API_ROOT}/rounds", headers={"Authorization": f"Bearer {newcomer}"})
+        assert all(t["done"] for t in rounds.json()["rounds"][0]["topics"])
+
+
+def test_an_answer_to_a_pair_never_handed_out_is_refused_on_every_route(tmp_path):
+    path, tokens = crowd_store(tmp_path, k=3, rate=0.01)
+    with app_on(path) as app:
+        c = client(app)
+        for n, w in enumerate(WORKERS):  # six posts of a pair nobody was handed
+            sent = c.post(f"{API_ROOT}/rounds/c/topics/1/judgments",
+                          headers={"Authorization": f"Bearer {tokens[w]}"},
+                          json={"doc_id": "d8", "grade": 2, "submission_id": f"s{n}" * 8})
+            assert sent.status_code == 422 and "handed to them" in sent.json()["error"], sent.text
+        page = logged_in(app, tokens["w1"])
+        sent = page.post("/rounds/c/topics/1/judgments", headers={"X-CSRF-Token": csrf_of(app, page)},
+                         json={"doc_id": "d8", "grade": 2, "submission_id": "p" * 32})
+        assert sent.status_code == 422 and "handed to them" in sent.text
+        assert app.live.gate.run_sync(history).num_rows == 0
+        handed = served_next(c, tokens["w1"])
+        answer(c, tokens["w1"], handed, 1)  # handed: taken
+
+
+def test_a_round_s_documents_are_readable_only_once_handed_out(tmp_path):
+    path, tokens = crowd_store(tmp_path, k=3, rate=0.01)
+    with app_on(path) as app:
+        c = client(app)
+        auth = {"Authorization": f"Bearer {tokens['w1']}"}
+        for d in QUEUED + GOLD:
+            assert c.get(f"{API_ROOT}/rounds/c/topics/1/docs/{d}", headers=auth).status_code == 404
+        page = logged_in(app, tokens["w1"])
+        assert page.get("/rounds/c/topics/1/docs/d8").status_code == 404
+        handed = served_next(c, tokens["w1"])
+        assert c.get(f"{API_ROOT}/rounds/c/topics/1/docs/{handed}", headers=auth).json()[
+            "doc_id"] == handed
+        assert page.get(f"/rounds/c/topics/1/docs/{handed}").status_code == 200
+        others = [d for d in QUEUED + GOLD if d != handed]
+        assert all(c.get(f"{API_ROOT}/rounds/c/topics/1/docs/{d}", headers=auth).status_code == 404
+                   for d in others)
+        assert page.get(f"/rounds/c/topics/1/docs/{others[0]}").status_code == 404
+
+
+def test_claims_outlive_a_restart_and_a_late_answer_is_kept_past_k(tmp_path):
+    path, tokens = crowd_store(tmp_path, k=2, rate=0.01)
+    with app_on(path) as app:
+        c = client(app)
+        held = served_next(c, tokens["w1"])  # w1 is handed a document and the server stops
+    with app_on(path) as app:
+        c = client(app)
+        assert served_next(c, tokens["w1"]) == held  # her claim is kept: the same document
+        now = [app.live.clock()]
+        app.live.clock = lambda: now[0]
+        second = served_next(c, tokens["w2"])
+        assert second != held  # w1's claim counts toward K: fewest answers and claims first
+        now[0] += app.live.claims.lease + 1  # w1 walks away; her lease runs out
+        n = 0
+        for w in ("w3", "w4"):  # the pair is handed again and reaches K without her
+            while (doc := served_next(c, tokens[w])) is not None and doc != held:
+                n += 1
+                answer(c, tokens[w], doc, n)
+            assert doc == held
+            n += 1
+            answer(c, tokens[w], held, n)
+        answer(c, tokens["w1"], held, 99)  # she comes back: her answer is stored, past K
+    with Store(path, read_only=True) as s:
+        assert ("c", "w1", "1", held) in over_k_answers(s, "c")
+        counted = effective_judgments(s, "c", answers=True)
+        assert sorted(a for a, d in zip(counted["assessor_id"].to_pylist(),
+                                        counted["doc_id"].to_pylist(), strict=True)
+                      if d == held) == ["w3", "w4"]

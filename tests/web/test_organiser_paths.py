@@ -124,7 +124,7 @@ def test_assigning_on_the_organisers_page_loads_that_round_alone(tmp_path):
 
 def _judged_store(tmp_path) -> Path:
     """r1 (ann topic 1, bob topic 2) and r2 (overlap), with corrections, undos, an undo with
-    nothing to take back, and an automatic judge's judgments (not counted)."""
+    nothing to take back, and an automatic judge's judgments (counted: the pairs are judged)."""
     campaign = campaign_with_a_spare_round(tmp_path)
     with Store(campaign.path) as s:
         assign(s, "r2", ["ann", "bob"], overlap=0.5, seed=3)
@@ -158,7 +158,7 @@ def test_the_organisers_progress_agrees_with_each_rounds_detail(tmp_path):
         assert organiser_rounds(s, "r2")[0].topics == next(
             r for r in organiser_rounds(s) if r.round_id == "r2").topics
     assert fast == detail
-    assert fast["r1"]["1"][1] == 3  # d1, d3, d4; d2 undone; the judge's d5 not counted
+    assert fast["r1"]["1"][1] == 4  # d1, d3, d4 and the automatic judge's d5; d2 undone
 
 
 def test_the_organisers_rounds_are_read_beside_the_pages_store_lock(tmp_path):
