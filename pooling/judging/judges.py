@@ -409,7 +409,8 @@ def _no_text(pair: Pair) -> Verdict:
     return Verdict(pair.query_id, pair.doc_id, FAILED, None, None, None,
                    f"the store has no text for document {pair.doc_id!r}; import the documents "
                    "(`pooling import docs`) and judge again, or, if the judge program reads the "
-                   "documents itself (a licensed corpus), add it with --param needs=ids",
+                   "documents itself (a licensed corpus), add a judge with the parameter "
+                   "needs=ids",
                    None, None, 0.0)
 
 

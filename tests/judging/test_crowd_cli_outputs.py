@@ -6,19 +6,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import pty
-import re
 import subprocess
 import sys
 
 import pytest
+from pseudo_terminal import in_terminal
 
 from pooling.judging.crowd_simulation import play_round, simulated_crowd, truth_grades
 from pooling.judging.rounds import create_round
 from pooling.store import Store
-
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 @pytest.fixture
@@ -66,25 +62,8 @@ def test_a_simulated_crowd_starts_its_progress_before_advancing_it_and_finishes_
 
 
 def test_crowd_simulate_shows_its_progress_on_a_terminal(crowd_store):
-    main, secondary = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pooling", "crowd", "simulate", str(crowd_store), "--round", "c1",
-         "--truth", "expert", "--workers", "4"],
-        stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary, env={**env, "COLUMNS": "120"})
-    os.close(secondary)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(main, 1 << 16)
-        except OSError:  # the terminal closed with the process
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(main)
-    text = ANSI.sub("", b"".join(chunks).decode(errors="replace"))
-    assert proc.wait(timeout=120) == 0, text
+    text = in_terminal(["crowd", "simulate", str(crowd_store), "--round", "c1", "--truth",
+                        "expert", "--workers", "4"], 120)
     assert "simulated crowd judging round c1" in text
     assert "round c1: 120 answers" in text
 

@@ -82,7 +82,7 @@ def test_a_judge_that_needs_text_fails_every_pair_and_the_command_exits_1_with_t
     assert done.returncode == 1
     assert "0 judged now" in done.stdout and "8 failed" in done.stdout
     assert "Error: 8 call(s) gave no grade (texts 8)" in done.stderr
-    assert "add it with --param needs=ids" in done.stderr
+    assert "add a judge with the parameter needs=ids" in done.stderr
     assert not log.exists()  # never asked blind
 
 
