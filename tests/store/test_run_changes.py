@@ -233,3 +233,34 @@ def test_unknown_topics_are_listed_in_natural_order_with_the_topic_map_hint(tmp_
     assert warnings[0] == "run 't' has 3 topic(s) unknown to the store: 2, 10, x"
     assert "map them with --topic-map FILE" in warnings[1]
     assert "`pooling runs replace STORE RUN_ID FILE --topic-map FILE`" in warnings[1]
+
+
+def test_a_run_read_with_dedupe_first_and_again_without_it_is_refused(tmp_path):
+    run = tmp_path / "r.run"
+    run.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d1 2 1.0 t\n1 Q0 d2 3 0.5 t\n")
+    with Store.create(tmp_path / "s.duckdb") as s:
+        s.import_runs([run], dedupe="first")
+        (same,) = s.import_runs([run], dedupe="first").items
+        assert same.status == "already imported"
+        with pytest.raises(StoreError, match="run 't' was read with --dedupe first \\(1 repeated "
+                           "line\\(s\\) dropped\\); without it the file is refused"):
+            s.import_runs([run])
+
+
+def test_a_meta_row_giving_another_team_is_refused_naming_both(tmp_path):
+    from pooling.store.runs import read_run_meta
+
+    run = tmp_path / "r.run"
+    run.write_text("1 Q0 d1 1 2.0 t\n")
+    meta = tmp_path / "runs.tsv"
+    meta.write_text("file\trun_id\tteam\tdescription\nr.run\tt\tlab-a\tfirst\n")
+    with Store.create(tmp_path / "s.duckdb") as s:
+        s.import_runs([run], meta=read_run_meta(meta))
+        assert s.import_runs([run], meta=read_run_meta(meta)).items[0].status == "already imported"
+        meta.write_text("file\trun_id\tteam\tdescription\nr.run\tt\tlab-b\tfirst\n")
+        with pytest.raises(StoreError, match="the --meta file gives run 't' team 'lab-b', the "
+                           "stored run has 'lab-a'"):
+            s.import_runs([run], meta=read_run_meta(meta))
+        change, _ = s.replace_run("t", run, meta=read_run_meta(meta)["r.run"])
+        assert s.one("team", "SELECT team, description FROM runs") == ("lab-b", "first")
+        assert change.action == "replace"
