@@ -8,18 +8,12 @@ cannot fit is printed one row per block, saying how to get it as a table.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import pty
 import re
-import struct
-import subprocess
-import sys
-import termios
 from pathlib import Path
 
 import pytest
+from pseudo_terminal import in_terminal
 
 from pooling.judging.assessors import add_assessor, assign
 from pooling.judging.judges import add_judge
@@ -30,7 +24,6 @@ from pooling.store import Store
 RUN_IDS = ["CUNI_en_run1_bm25_rm3", "uwmtCR0", "THUIRr0301_with_feedback", "pircRBa1"]
 TOPICS = [str(t) for t in range(301, 321)]
 MEASURES = ["map", "P_10", "ndcg_cut_10", "Judged@10"]
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 BOX = set("│┃┏┓┗┛┡┩└┘┌┐├┤╇╈┼━─")
 
 
@@ -104,30 +97,6 @@ COMMANDS: dict[str, tuple[list[str], list[str]]] = {
     "agreement --qrels": (["agreement", "{store}", "--qrels", "official", "--qrels", "second"],
                           ["confusion matrix"]),
 }
-
-
-def in_terminal(args: list[str], columns: int) -> str:
-    """The command's output (stdout and stderr) in a pseudo-terminal `columns` wide."""
-    main, secondary = pty.openpty()
-    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE",
-                                                            "NO_COLOR")}
-    env["COLUMNS"] = str(columns)
-    proc = subprocess.Popen([sys.executable, "-m", "pooling", *args], stdin=subprocess.DEVNULL,
-                            stdout=secondary, stderr=secondary, env=env)
-    os.close(secondary)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(main, 1 << 16)
-        except OSError:  # the terminal closed with the process
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(main)
-    assert proc.wait(timeout=120) == 0, b"".join(chunks).decode(errors="replace")
-    return ANSI.sub("", b"".join(chunks).decode()).replace("\r\n", "\n")
 
 
 @pytest.mark.parametrize("columns", [80, 60])

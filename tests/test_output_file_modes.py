@@ -91,6 +91,8 @@ WRITERS = {
                     "-o", "{d}/out/leaderboard.md"],
     "agreement": ["agreement", "{s}", "--qrels", "truth", "--qrels", "other", "--format", "csv",
                   "-o", "{d}/out/agreement.csv"],
+    "crowd quality": ["crowd", "quality", "{s}", "--round", "r1", "--gold", "truth",
+                      "--format", "json", "-o", "{d}/out/quality.json"],
 }
 
 

@@ -24,6 +24,7 @@ from pooling.errors import PoolingError
 # Command modules register themselves on `app` when imported.
 from pooling.cli import (  # noqa: E402,F401  isort: skip
     store_cmds,
+    runs_cmds,
     eval_cmds,
     evaluate_cmds,
     judging_cmds,

@@ -57,12 +57,18 @@ def quality(
         help="worker, answers, unjudgeable, gold, accuracy, binary, kappa, agreement or "
              "seconds; workers without the figure come last.")] = "worker",
     descending: Annotated[bool, typer.Option(help="Largest first.")] = False,
+    output: Annotated[Path | None, typer.Option(
+        "-o", "--output", help="Write the report here, in the --format chosen (default: "
+        "stdout).")] = None,
 ) -> None:
     """Each worker's quality in a crowd round: accuracy, binary accuracy and Cohen's kappa on
     the gold pairs they answered, with 95% intervals (Wilson), once they answered --min-gold of
     them ("—" before); answers, unjudgeable answers, median seconds per answer, and the share
     of their pairs on which they agree with the other workers' majority."""
+    import io
+
     from pooling.judging.crowd_quality import round_quality
+    from pooling.output_files import write_text
     from pooling.store import Store
 
     if format not in ("table", "csv", "json"):
@@ -70,12 +76,25 @@ def quality(
     with Store(store, read_only=True) as s:
         report = round_quality(s, round, gold=gold, min_gold=min_gold, threshold=threshold)
     if format == "csv":
-        typer.echo(report.to_csv(sort, descending=descending), nl=False)
-        return
-    if format == "json":
-        typer.echo(report.to_json(sort, descending=descending), nl=False)
-        return
-    out.print(f"round {round}: {len(report.workers)} worker(s), gold {report.gold}; figures "
+        text = report.to_csv(sort, descending=descending)
+    elif format == "json":
+        text = report.to_json(sort, descending=descending)
+    else:
+        buffer = io.StringIO()
+        _print_quality(Console(file=buffer) if output is not None else out, report, round,
+                       min_gold, sort, descending)
+        text = buffer.getvalue()
+    if output is not None:
+        write_text(output, text)
+        Console(stderr=True).print(f"wrote {output}", highlight=False)
+    elif format != "table":
+        typer.echo(text, nl=False)
+
+
+def _print_quality(console: Console, report, round: str, min_gold: int, sort: str,
+                   descending: bool) -> None:
+    """The quality report as a line and a table, on `console`."""
+    console.print(f"round {round}: {len(report.workers)} worker(s), gold {report.gold}; figures "
               f"with 95% intervals from {min_gold} gold answers on", highlight=False)
     table = Table("worker", "answers", "unjudgeable", "gold", "accuracy", "binary", "kappa",
                   "agreement", "s/answer", "decision")
@@ -84,7 +103,7 @@ def quality(
                       *(_with_interval(*q.figure(m)) for m in ("accuracy", "binary", "kappa")),
                       _dash(q.agreement), _dash(q.median_seconds, 1),
                       report.decision_of(q.assessor_id))
-    out.print(table)
+    console.print(table)
 
 
 @crowd_app.command("flag")

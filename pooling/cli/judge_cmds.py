@@ -248,6 +248,7 @@ def judge_command(
         out.print(f"jury of {len(reports)} juror(s): {sum(r.judged for r in reports):,} judged "
                   f"now, {sum(r.failed for r in reports):,} failed, {tokens:,} tokens; calls "
                   "and cost per juror with `pooling judges usage`", highlight=False)
+        _fail_on_failures(reports)
         return
     with Store(store) as s, terminal_progress() as bar:
         if round is not None:
@@ -256,6 +257,21 @@ def judge_command(
             todo = read_pairs(pairs) if pairs is not None else qrels_pairs(s, qrels)
             report = judge_pairs(s, judge[0], todo, progress=bar, **options)
     _print_report(report)
+    _fail_on_failures([report])
+
+
+def _fail_on_failures(reports) -> None:
+    """A job where calls failed ends with exit code 1 and their count: what was judged is
+    stored, and a run again asks only for the pairs without a grade."""
+    failed = [r for r in reports if r.failed]
+    if failed:
+        from pooling.judging.backends import JudgeError
+
+        who = ", ".join(f"{r.judge_id} {r.failed:,}" for r in failed)
+        raise JudgeError(
+            f"{sum(r.failed for r in failed):,} call(s) gave no grade ({who}); the reasons are "
+            "above and every one is in the store's judge_calls table. Fix the cause and run the "
+            "command again: pairs already judged are not asked again")
 
 
 def _print_report(report) -> None:

@@ -157,6 +157,8 @@ def play_round(store: Store, round_id: str, truth: Mapping[Pair, int],
     open_topics = {w.assessor_id: list(rnd.topics) for w in workers}
     by_id = {w.assessor_id: w for w in workers}
     progress = progress or NoProgress()
+    # How many answers the crowd gives is known only at its end (gold, K): no total.
+    progress.start(f"simulated crowd judging round {round_id}")
     while open_topics:
         who = list(open_topics)[int(rng.integers(len(open_topics)))]
         topics = open_topics[who]
@@ -174,6 +176,7 @@ def play_round(store: Store, round_id: str, truth: Mapping[Pair, int],
         play.unjudgeable += sum(a.kind == "unjudgeable" for a in answers)
         play.per_worker[who] += len(answers)
         progress.advance(len(answers))
+    progress.finish()
     return play
 
 

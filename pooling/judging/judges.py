@@ -35,7 +35,7 @@ from pooling.errors import FormatError, Problem, StoreError
 from pooling.formats.source import check_file
 from pooling.judging.assessors import slug
 from pooling.judging.backends import BACKENDS, DEFAULT_PROMPT, FAILED, OK, Pair, Verdict, backend
-from pooling.judging.backends.base import checked_params
+from pooling.judging.backends.base import checked_params, needs_of
 from pooling.judging.backends.prompt import check_template, prompt_sha256
 from pooling.judging.history import Judgment, effective_judgments, find_judge
 from pooling.judging.judgments import append_judgments
@@ -62,6 +62,12 @@ class Judge:
     of: str | None = None  # the judge whose sample this juror is
 
     @property
+    def needs_text(self) -> bool:
+        """Whether the judge reads the pair's texts (a pair without text fails unasked); a
+        command judge declared with needs=ids reads the documents itself."""
+        return needs_of(self.backend, self.params) == "text"
+
+    @property
     def caches_answers(self) -> bool:
         """Whether an answer may be reused for the same pair: not for a judge that learns from
         the judgments, whose answer changes as people judge."""
@@ -77,6 +83,7 @@ def add_judge(store: Store, name: str, backend_name: str, params: dict[str, Any]
     spec = BACKENDS[backend_name]
     given = dict(params or {})
     checked = checked_params(spec, given)
+    needs_of(backend_name, checked)
     if prompt is not None and not spec.prompted:
         raise StoreError(f"judge backend {backend_name!r} takes no prompt; leave --prompt out")
     if spec.prompted:
@@ -367,12 +374,10 @@ class _Job:
         for chunk in _chunks(ready, self.batch):
             self._store(chunk, [])
         asked = [_as_sample(texts[p], judge) for p in todo if p not in cache]
-        textless = [pair for pair in asked if not (pair.doc_text or pair.doc_title)]
+        textless = [pair for pair in asked
+                    if judge.needs_text and not (pair.doc_text or pair.doc_title)]
         if textless:
-            missing = [Verdict(pair.query_id, pair.doc_id, FAILED, None, None, None,
-                               f"the store has no text for document {pair.doc_id!r}; import the "
-                               "documents (`pooling import docs`) and judge again",
-                               None, None, 0.0) for pair in textless]
+            missing = [_no_text(pair) for pair in textless]
             for chunk in _chunks(missing, self.batch):
                 self._store(chunk, chunk)
             asked = [pair for pair in asked if pair.doc_text or pair.doc_title]
@@ -397,6 +402,16 @@ class _Job:
     def close(self) -> None:
         if self.model is not None:
             self.model.close()
+
+
+def _no_text(pair: Pair) -> Verdict:
+    """The failure of a pair whose document has no text in the store (never judged blind)."""
+    return Verdict(pair.query_id, pair.doc_id, FAILED, None, None, None,
+                   f"the store has no text for document {pair.doc_id!r}; import the documents "
+                   "(`pooling import docs`) and judge again, or, if the judge program reads the "
+                   "documents itself (a licensed corpus), add a judge with the parameter "
+                   "needs=ids",
+                   None, None, 0.0)
 
 
 def _as_sample(pair: Pair, judge: Judge) -> Pair:
@@ -584,11 +599,8 @@ def judge_subtopics(store: Store, judge: Judge, rnd: Round, *, limit: int | None
                 pair = asked[item]
                 if item in cache:
                     verdicts[item] = _verdict_from_cache(pair, cache[item])
-                elif not (pair.doc_text or pair.doc_title):
-                    verdicts[item] = Verdict(
-                        pair.query_id, pair.doc_id, FAILED, None, None, None,
-                        f"the store has no text for document {pair.doc_id!r}; import the documents "
-                        "(`pooling import docs`) and judge again", None, None, 0.0)
+                elif judge.needs_text and not (pair.doc_text or pair.doc_title):
+                    verdicts[item] = _no_text(pair)
             report.cached += sum(item in cache for item in chunk)
             # A document comes once per call to the model, so each verdict finds its subtopic.
             rest = [item for item in chunk if item not in verdicts]

@@ -43,6 +43,30 @@ class Store(Database):
 
         return import_run_table(self, run_from_any(run, default_tag=run_id), run_id, **options)
 
+    def remove_run(self, run_id: str, **options):
+        """Remove a run, recorded; see `pooling.store.run_changes.remove_run`."""
+        from pooling.store.run_changes import remove_run
+
+        return remove_run(self, run_id, **options)
+
+    def replace_run(self, run_id: str, file, **options):
+        """Put a run file in place of a run, recorded; see `pooling.store.run_changes`."""
+        from pooling.store.run_changes import replace_run
+
+        return replace_run(self, run_id, file, **options)
+
+    def rename_run(self, run_id: str, new_run_id: str, **options):
+        """Rename a run, recorded; see `pooling.store.run_changes.rename_run`."""
+        from pooling.store.run_changes import rename_run
+
+        return rename_run(self, run_id, new_run_id, **options)
+
+    def run_changes(self, run_id: str | None = None):
+        """The recorded removals, replacements and renames of runs, oldest first."""
+        from pooling.store.run_changes import run_changes
+
+        return run_changes(self, run_id)
+
     def import_qrels(self, qrels, name: str | None = None, **options):
         """Import qrels (TREC file, DataFrame, Arrow table, Parquet or CSV) as a new version."""
         from pooling.formats.frames import is_table_like, qrels_from_any

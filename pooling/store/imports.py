@@ -5,6 +5,10 @@ succeeds. Unless the import names what the file should become (`--name`, or a ru
 `--meta` table) and the content was never imported as that: then the name the user asked
 for would silently not exist, so the import is refused, naming what holds the content and
 where it came from; with `--allow-copy` it is stored again under the new name.
+
+Runs can be removed, replaced and renamed (`pooling.store.run_changes`), so for runs an
+earlier import counts only while every run it made still holds its content
+(`live_run_imports`): a removed or replaced run's file imports again.
 """
 
 from __future__ import annotations
@@ -22,21 +26,36 @@ class PriorImport:
     target: str  # a qrels version, a run_id, or run_ids joined by "," (a file split by tag)
     source: str | None
     imported_at: datetime
+    details: str | None = None  # JSON: what was done to the input on its way in (a topic map)
+
+    @property
+    def targets(self) -> list[str]:
+        """What the import made: one name, or a file split by tag's run_ids."""
+        return self.target.split(",")
 
     def made(self, name: str) -> bool:
         """Whether this import made `name`."""
-        return name == self.target or name in self.target.split(",")
+        return name == self.target or name in self.targets
 
 
 def prior_imports(store: Database, kind: str, sha256: str) -> list[PriorImport]:
     """Earlier imports of content with this checksum (kind: 'run' or 'qrels'), oldest first."""
     rows = store.sql(
         "find imports of the same content",
-        "SELECT target, source, imported_at FROM imports WHERE sha256 = ? AND kind = ? "
+        "SELECT target, source, imported_at, details FROM imports WHERE sha256 = ? AND kind = ? "
         "ORDER BY imported_at",
         [sha256, kind],
     ).fetchall()
     return [PriorImport(*row) for row in rows]
+
+
+def live_run_imports(store: Database, sha256: str) -> list[PriorImport]:
+    """Earlier imports of run content with this checksum whose runs all still hold it (not
+    removed, nor replaced by other content), oldest first."""
+    holding = {r[0] for r in store.sql(
+        "find runs holding the content", "SELECT run_id FROM runs WHERE sha256 = ?", [sha256]
+    ).fetchall()}
+    return [p for p in prior_imports(store, "run", sha256) if set(p.targets) <= holding]
 
 
 def already_imported(prior: list[PriorImport], name: str | None) -> PriorImport | None:

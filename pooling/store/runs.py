@@ -34,10 +34,16 @@ from pooling.formats.source import (
     read_file_bytes,
 )
 from pooling.formats.topic_map import TopicMap, details_json
+from pooling.formats.topic_order import in_topic_order
 from pooling.formats.trec_run import Dedupe, ParsedRun, parse_trec_run, split_checked
 from pooling.store import faults
 from pooling.store.database import Database, utcnow
-from pooling.store.imports import already_imported, prior_imports, same_content_refusal
+from pooling.store.imports import (
+    already_imported,
+    live_run_imports,
+    same_content_refusal,
+)
+from pooling.store.reimports import changed_options, changed_refusal
 from pooling.terminal.progress import NoProgress, Progress
 
 CHUNK_ROWS = 250_000
@@ -206,7 +212,7 @@ def import_run_table(
         raise StoreError(f"run {run_id!r} already exists in {store.path}; choose another run_id")
     sha = _table_sha256(table)
     report = ImportReport()
-    prior = prior_imports(store, "run", sha)
+    prior = live_run_imports(store, sha)
     if prior and not allow_copy:
         raise StoreError(same_content_refusal(source, "run", prior[0], run_id))
     (run,) = split_checked(table, source, split_by_tag=False, dedupe=dedupe)
@@ -249,9 +255,13 @@ def _plan(
         sha = hashlib.sha256(raw).hexdigest()
         file_meta = reading.meta_for(path)
         asked = None if reading.split_by_tag else name or (file_meta.run_id if file_meta else None)
-        prior = prior_imports(store, "run", sha)
+        prior = live_run_imports(store, sha)
         if (same := already_imported(prior, asked)) is not None:
-            report.items.append(ImportedRun(asked or same.target, source, "already imported"))
+            changed = changed_options(store, same, reading, file_meta)
+            if changed:
+                problems.append(changed_refusal(store, source, same, changed))
+            else:
+                report.items.append(ImportedRun(asked or same.target, source, "already imported"))
             continue
         if prior and not allow_copy:
             problems.append(same_content_refusal(source, "run", prior[0], str(asked)))
@@ -467,15 +477,24 @@ def _check_topics(store: Database, run_ids: list[str], strict: bool) -> list[str
                 [run_id],
             ).fetchall()
         if missing:
-            ids = [m[0] for m in missing]
+            ids = in_topic_order(m[0] for m in missing)
             shown = ", ".join(ids[:10]) + (" ..." if len(ids) > 10 else "")
             messages.append(f"run {run_id!r} has {len(ids)} topic(s) unknown to the store: {shown}")
     if messages and strict:
         raise StoreError(
             "nothing was imported (--strict):\n" + "\n".join(messages)
             + "\nimport the topics first with `pooling import topics`"
+            + (f", or, if the runs write topic ids differently, {_MAP_HINT} and import again"
+               if known else "")
         )
+    if messages and known:
+        messages.append(f"if a run writes topic ids differently from the store's topics, "
+                        f"{_MAP_HINT} and put the run in again with `pooling runs replace "
+                        "STORE RUN_ID FILE --topic-map FILE`")
     return messages
+
+
+_MAP_HINT = "map them with --topic-map FILE (two columns a line: the id as written, the store's id)"
 
 
 def _table_sha256(table: pa.Table) -> str:

@@ -217,6 +217,18 @@ MIGRATIONS: list[list[str]] = [
             doc_id VARCHAR NOT NULL, handed_at TIMESTAMP NOT NULL,
             lease_until TIMESTAMP NOT NULL)""",
     ],
+    [
+        # What was done to stored runs after their import (`pooling runs remove|replace|
+        # rename`), append-only: the action, the run before (`run_id`) and after
+        # (`new_run_id`: a rename's new name, NULL after a removal), the old content's checksum,
+        # source and size, the new content's (a replacement), who did it, when and why.
+        """CREATE TABLE run_changes (
+            run_id VARCHAR NOT NULL, action VARCHAR NOT NULL, new_run_id VARCHAR,
+            old_sha256 VARCHAR, old_source VARCHAR, old_rows BIGINT, new_sha256 VARCHAR,
+            new_source VARCHAR, pooled_in VARCHAR[], forced BOOLEAN NOT NULL, reason VARCHAR,
+            changed_by VARCHAR, changed_at TIMESTAMP NOT NULL,
+            seq BIGINT DEFAULT nextval('judgment_seq'))""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -227,5 +239,5 @@ DATA_TABLES = [
     "topic_subsets", "assessors", "rounds", "pool_entries", "judgments", "assignments",
     "eval_results", "judge_calls", "pool_strata", "qrels_strata", "subtopic_qrels",
     "qrels_posteriors",
-    "qrels_workers", "worker_decisions", "judge_prices", "crowd_handouts",
+    "qrels_workers", "worker_decisions", "judge_prices", "crowd_handouts", "run_changes",
 ]

@@ -41,6 +41,11 @@ class Pair:
     subtopic: str | None = None
     sample: int | None = None  # a jury's sample 2, 3, ... of one judge (None: its first)
 
+    def ids(self) -> dict[str, str | int | None]:
+        """The pair without any text (what a judge that needs ids only reads): query_id and
+        doc_id, and `subtopic` and `sample` as in `fields`."""
+        return {k: v for k, v in self.fields().items() if k in ID_FIELDS}
+
     def fields(self) -> dict[str, str | int | None]:
         """The pair as a plain dict (the JSON a judge program reads); `subtopic` only in a
         subtopic round and `sample` only for a judge's second and later samples, so a plain
@@ -54,6 +59,20 @@ class Pair:
         if self.sample is not None:
             out["sample"] = self.sample
         return out
+
+
+ID_FIELDS = ("query_id", "doc_id", "subtopic", "sample")
+NEEDS = ("text", "ids")  # what a judge needs of a pair: its texts, or its ids only
+
+
+def needs_of(backend: str, params: Mapping[str, Any]) -> str:
+    """What a judge with these parameters needs of a pair ('text' unless it declares
+    needs=ids); any other value is refused with the allowed ones."""
+    needs = params.get("needs") or "text"
+    if needs not in NEEDS:
+        raise JudgeError(f"parameter needs of judge backend {backend!r} is 'text' (the pair's "
+                         f"texts are sent) or 'ids' (query_id and doc_id only), got {needs!r}")
+    return needs
 
 
 @dataclass(frozen=True)

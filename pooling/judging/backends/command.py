@@ -2,7 +2,9 @@
 stdin, one reply line per request on its stdout, in order.
 
 Request: {"query_id", "doc_id", "title", "description", "narrative", "doc_title", "doc_text"},
-and "subtopic" (its number; its text is the description) in a subtopic round.
+and "subtopic" (its number; its text is the description) in a subtopic round. A program
+declared with needs=ids gets {"query_id", "doc_id"} (and "subtopic", "sample") only: it
+reads the texts itself, so pairs whose document the store has no text for are sent too.
 Reply: {"grade": int, "probability": float in [0, 1] (optional), "rationale": str
 (optional)}; a reply may echo "query_id"/"doc_id", which must then match the request.
 stdout carries replies only (log to stderr). The program is started on the first pair and
@@ -32,7 +34,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pooling.judging.backends.base import JudgeError, Pair, Verdict, at_least, failed, ok, require
+from pooling.judging.backends.base import (
+    JudgeError,
+    Pair,
+    Verdict,
+    at_least,
+    failed,
+    needs_of,
+    ok,
+    require,
+)
 
 _EOF = object()
 
@@ -125,9 +136,10 @@ class CommandBackend:
 
     name = "command"
 
-    def __init__(self, *, command: str, timeout: float = 60.0):
+    def __init__(self, *, command: str, timeout: float = 60.0, needs: str = "text"):
         require(self.name, "command", command, "command='python my_judge.py --model small'")
         at_least(self.name, "timeout", timeout, 0, strict=True)
+        self.ids_only = needs_of(self.name, {"needs": needs}) == "ids"
         try:
             argv = shlex.split(command)
         except ValueError as exc:
@@ -179,7 +191,8 @@ class CommandBackend:
                               f"({exc.strerror or exc}); check the command") from exc
         process = self._process
         deadline = time.monotonic() + self.timeout
-        problem = process.send(json.dumps(pair.fields()) + "\n", self.timeout)
+        request = pair.ids() if self.ids_only else pair.fields()
+        problem = process.send(json.dumps(request) + "\n", self.timeout)
         if problem is not None:
             raise _Broken(f"judge program {self.program!r} {problem}; fix it and judge this "
                           "pair again")

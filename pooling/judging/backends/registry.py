@@ -65,6 +65,9 @@ BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in (
             Param("command", str, None, "the program and its arguments, split like a shell "
                   "would but run without one"),
             Param("timeout", float, 60.0, "seconds to wait for each reply"),
+            Param("needs", str, "text", "what each request carries: 'text' (the topic's and "
+                  "the document's texts) or 'ids' (query_id and doc_id only: the program reads "
+                  "the documents itself, e.g. from a licensed corpus the store does not hold)"),
         ),
         _command,
     ),
