@@ -621,7 +621,11 @@ def agreement(
 
 
 def _round_agreement(store: Path, round: str, threshold: int, format: str) -> None:
-    from pooling.agreement.report import PAIR_STATISTICS
+    from pooling.agreement.report import (
+        ASSESSOR_STATISTICS,
+        PAIR_STATISTICS,
+        PAIRWISE_MAX_ASSESSORS,
+    )
     from pooling.judging.rounds import get_round
     from pooling.judging.rules import round_agreement, subtopic_agreement
     from pooling.store import Store
@@ -632,10 +636,19 @@ def _round_agreement(store: Path, round: str, threshold: int, format: str) -> No
         report = round_agreement(s, round, threshold=threshold)
     out.print(f"round {round}: {report.n_shared} pair(s) judged by two or more assessors, "
               f"{report.n_single} by one", highlight=False)
-    table = Table("assessors", "pairs", *(term for _, term, _ in PAIR_STATISTICS))
-    for p in report.pairs:
-        table.add_row(f"{p.assessor_a} / {p.assessor_b}", str(p.n),
-                      *(f"{getattr(p, field):.3f}" for field, _, _ in PAIR_STATISTICS))
+    if report.pairwise:
+        table = Table("assessors", "pairs", *(term for _, term, _ in PAIR_STATISTICS))
+        for p in report.pairs:
+            table.add_row(f"{p.assessor_a} / {p.assessor_b}", str(p.n),
+                          *(f"{getattr(p, field):.3f}" for field, _, _ in PAIR_STATISTICS))
+    else:
+        out.print(f"{len(report.assessors):,} assessors: each against the others (Cohen's kappa "
+                  f"per pair is shown up to {PAIRWISE_MAX_ASSESSORS})", highlight=False)
+        table = Table("assessor", "pairs", "others' answers",
+                      *(term for _, term, _ in ASSESSOR_STATISTICS))
+        for a in report.per_assessor:
+            table.add_row(a.assessor, str(a.n), str(a.answers),
+                          *(f"{getattr(a, field):.3f}" for field, _, _ in ASSESSOR_STATISTICS))
     out.print(table)
     out.print(f"Fleiss' kappa {report.fleiss_kappa:.3f} · Krippendorff's alpha nominal "
               f"{report.alpha_nominal:.3f}, ordinal {report.alpha_ordinal:.3f} · overlap "

@@ -20,7 +20,7 @@ from pooling.store.remote import API_PREFIX
 from pooling.web import api_views
 from pooling.web import assessor_views as a
 from pooling.web import organiser_views as o
-from pooling.web.gate import StoreGate
+from pooling.web.gate import ReadAbandoned, StoreGate
 from pooling.web.live import BOOK_TABLES, LiveCampaign, WriteFailed
 from pooling.web.openapi import API_ROOT
 from pooling.web.pages import (
@@ -29,6 +29,7 @@ from pooling.web.pages import (
     http_error,
     login_required,
     make_templates,
+    read_abandoned,
     write_failed,
 )
 from pooling.web.routing import EncodedRoute
@@ -207,7 +208,7 @@ def create_app(
     app = Starlette(
         routes=ROUTES,
         exception_handlers={HTTPException: http_error, LoginRequired: login_required,
-                            WriteFailed: write_failed},
+                            WriteFailed: write_failed, ReadAbandoned: read_abandoned},
         max_body_size=MAX_BODY_BYTES,
     )
     gate = StoreGate(store)
