@@ -554,14 +554,17 @@ def agreement(
              "the other (0: not relevant, as trec_eval counts unjudged documents; for qrels "
              "that list mostly relevant pairs). Default: such pairs are left out.",
         show_default=False)] = None,
+    topics: Annotated[str | None, typer.Option(
+        help="Topics to compare on: ids and ranges (601-650,303) or a stored subset's name. "
+             "Both sides' runs are always scored on the same topics.")] = None,
     format: Annotated[str, typer.Option(
         help="table, csv, json or html (with --qrels or --judge).")] = "table",
     output: Annotated[Path | None, typer.Option("-o", "--output", help="File (default: stdout).")] = None,
 ) -> None:
     """Agreement between assessors, or between two label sets.
 
-    --round R alone: agreement on the round's overlap items (Cohen's and Fleiss' kappa,
-    Krippendorff's alpha). --qrels A --qrels B, or --judge NAME [--round R] [--against
+    --round R alone: agreement on the round's overlap items (Fleiss' kappa, Krippendorff's
+    alpha, each assessor against the others; Cohen's kappa per pair up to 10 assessors). --qrels A --qrels B, or --judge NAME [--round R] [--against
     people|QRELS]: B against A pair by pair (confusion matrix, kappa over the grades and
     binary at --threshold, alpha, precision, recall, F1, accuracy, fallout; ROC-AUC, PR-AUC
     and log loss from the judge's probabilities) and on the leaderboard (every stored run
@@ -578,7 +581,7 @@ def agreement(
         if unjudged is not None:
             raise StoreError("--unjudged goes with --qrels or --judge; --round alone compares "
                              "only the pairs two assessors judged")
-        _round_agreement(store, round, threshold, format)
+        _round_agreement(store, round, threshold, format, topics)
         return
     if judge is not None and qrels:
         raise StoreError("--judge and --qrels compare different things; to set a judge against "
@@ -597,11 +600,11 @@ def agreement(
     with Store(store) as s:
         if qrels:
             result = qrels_agreement(s, qrels[0], qrels[1], threshold=threshold,
-                                     measure=measure, top=top, unjudged=unjudged)
+                                     measure=measure, top=top, unjudged=unjudged, topics=topics)
         else:
             result = judge_agreement(s, judge, round_id=round, against=against,
                                      threshold=threshold, measure=measure, top=top,
-                                     unjudged=unjudged)
+                                     unjudged=unjudged, topics=topics)
     if format == "table":
         _print_label_agreement(result)
         return
@@ -620,7 +623,8 @@ def agreement(
     err.print(f"wrote {output}", highlight=False)
 
 
-def _round_agreement(store: Path, round: str, threshold: int, format: str) -> None:
+def _round_agreement(store: Path, round: str, threshold: int, format: str,
+                     topics: str | None) -> None:
     from pooling.agreement.report import (
         ASSESSOR_STATISTICS,
         PAIR_STATISTICS,
@@ -633,7 +637,7 @@ def _round_agreement(store: Path, round: str, threshold: int, format: str) -> No
     if format != "table":
         raise StoreError("--round alone prints a table; --format goes with --qrels or --judge")
     with Store(store, read_only=True) as s:
-        report = round_agreement(s, round, threshold=threshold)
+        report = round_agreement(s, round, threshold=threshold, topics=topics)
     out.print(f"round {round}: {report.n_shared} pair(s) judged by two or more assessors, "
               f"{report.n_single} by one", highlight=False)
     if report.pairwise:
@@ -656,7 +660,7 @@ def _round_agreement(store: Path, round: str, threshold: int, format: str) -> No
     with Store(store, read_only=True) as s:
         if get_round(s, round).subtopics is None:
             return
-        per_subtopic = subtopic_agreement(s, round, threshold=threshold)
+        per_subtopic = subtopic_agreement(s, round, threshold=threshold, topics=topics)
     out.print(f"round {round} per subtopic (the table above is on documents, each graded by "
               "its maximum over its subtopics):", highlight=False)
     table = Table("topic", "subtopic", "pairs", "Fleiss' kappa", "alpha nominal", "overlap",

@@ -305,10 +305,11 @@ def _with_judge(store: Store, rule: str, round_id: str | None, tie: str, judge: 
 
 
 def round_agreement(store: Store, round_id: str, *, threshold: int = 1,
-                    judged: pa.Table | None = None):
+                    judged: pa.Table | None = None, topics: str | list[str] | None = None):
     """Agreement among a round's assessors on the pairs judged more than once (organisers'
     adjudications excluded), keyed by (query_id, doc_id). judged: the round's current
-    judgments (`effective_judgments`) when the caller has read them already."""
+    judgments (`effective_judgments`) when the caller has read them already; topics: ids,
+    ranges or a stored subset to measure it on (all the round's when None)."""
     from pooling.agreement import agreement_report
 
     rnd = get_round(store, round_id)
@@ -321,10 +322,22 @@ def round_agreement(store: Store, round_id: str, *, threshold: int = 1,
             f"agreement --judge NAME --round {round_id}`)")
     roles = _roles(store)
     table = effective_judgments(store, round_id) if judged is None else judged
-    keep = [roles.get(a) != "organiser" for a in table["assessor_id"].to_pylist()]
+    selected = _selected_topics(store, topics)
+    keep = [roles.get(a) != "organiser" and (selected is None or q in selected)
+            for a, q in zip(table["assessor_id"].to_pylist(), table["query_id"].to_pylist(),
+                            strict=True)]
     judged = table.filter(pa.array(keep, pa.bool_())).select(
         ["query_id", "doc_id", "assessor_id", "grade"])
     return agreement_report(judged, grades=rnd.grades, threshold=threshold)
+
+
+def _selected_topics(store: Store, topics: str | list[str] | None) -> set[str] | None:
+    """The topics a selection names (ids, ranges, a stored subset), or None for all."""
+    if topics is None:
+        return None
+    from pooling.leaderboard.topics import resolve_topic_selection
+
+    return set(resolve_topic_selection(store, topics) or ())
 
 
 # -- subtopic rounds -----------------------------------------------------------------------
@@ -410,10 +423,11 @@ class SubtopicAgreement:
     problem: str | None
 
 
-def subtopic_agreement(store: Store, round_id: str, *, threshold: int = 1) -> list[SubtopicAgreement]:
+def subtopic_agreement(store: Store, round_id: str, *, threshold: int = 1,
+                       topics: str | list[str] | None = None) -> list[SubtopicAgreement]:
     """Agreement per subtopic of a subtopic round (organisers' adjudications excluded), in the
-    round's topic and subtopic order; `round_agreement` gives it on documents (each one's
-    maximum grade over its subtopics)."""
+    round's topic and subtopic order, on the selected topics (all when None);
+    `round_agreement` gives it on documents (each one's maximum grade over its subtopics)."""
     from pooling.agreement import agreement_report
     from pooling.errors import PoolingError
 
@@ -433,7 +447,10 @@ def subtopic_agreement(store: Store, round_id: str, *, threshold: int = 1) -> li
         for column, value in zip(part, (q, d, a, g), strict=True):
             part[column].append(value)
     out = []
+    selected = _selected_topics(store, topics)
     for q, subs in rnd.subtopics.items():
+        if selected is not None and q not in selected:
+            continue
         for s, text in subs:
             judged = rows.get((q, s))
             report, problem = None, None
