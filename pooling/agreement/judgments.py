@@ -32,23 +32,15 @@ _ALIASES = {"assessor_id": "assessor", "relevance": "grade"}
 _MAX_SHOWN = 10
 
 
-@dataclass(frozen=True)
-class Alignment:
-    """Assessors side by side on every (query_id, doc_id) pair at least one of them judged.
-
-    `grades[i, j]` is assessor `assessors[j]`'s grade of pair i, NaN where they did not judge it.
-    Rows are sorted by (query_id, doc_id). Pairs judged by one assessor only cannot show
-    (dis)agreement: every statistic skips them, and `n_single` says how many there were.
-    """
+class _PairCounts:
+    """How many pairs one, two or more, or all of the assessors judged, from
+    `raters_per_pair`: one rule for the dense and the sparse form."""
 
     assessors: tuple[str, ...]
-    query_id: np.ndarray
-    doc_id: np.ndarray
-    grades: np.ndarray
 
     @property
     def raters_per_pair(self) -> np.ndarray:
-        return (~np.isnan(self.grades)).sum(axis=1)
+        raise NotImplementedError
 
     @property
     def n_shared(self) -> int:
@@ -64,6 +56,25 @@ class Alignment:
     def n_complete(self) -> int:
         """Pairs judged by every one of the assessors."""
         return int(np.sum(self.raters_per_pair == len(self.assessors)))
+
+
+@dataclass(frozen=True)
+class Alignment(_PairCounts):
+    """Assessors side by side on every (query_id, doc_id) pair at least one of them judged.
+
+    `grades[i, j]` is assessor `assessors[j]`'s grade of pair i, NaN where they did not judge it.
+    Rows are sorted by (query_id, doc_id). Pairs judged by one assessor only cannot show
+    (dis)agreement: every statistic skips them, and `n_single` says how many there were.
+    """
+
+    assessors: tuple[str, ...]
+    query_id: np.ndarray
+    doc_id: np.ndarray
+    grades: np.ndarray
+
+    @property
+    def raters_per_pair(self) -> np.ndarray:
+        return (~np.isnan(self.grades)).sum(axis=1)
 
     def shared(self) -> np.ndarray:
         """The grades matrix restricted to pairs judged by at least two assessors."""
@@ -131,7 +142,7 @@ def as_judgments(data: Any) -> pa.Table:
 
 
 @dataclass(frozen=True)
-class Answers:
+class Answers(_PairCounts):
     """The same judgments kept sparse: one entry per answer, coded, pairs sorted by
     (query_id, doc_id). A crowd's 2,000 workers on 20,000 pairs give 60,000 answers but a
     dense pairs × assessors matrix of 40 million cells: every aggregate here is a bincount
@@ -151,21 +162,6 @@ class Answers:
     @property
     def raters_per_pair(self) -> np.ndarray:
         return np.bincount(self.pair, minlength=len(self.query_id))
-
-    @property
-    def n_shared(self) -> int:
-        """Pairs judged by at least two of the assessors: the ones agreement is measured on."""
-        return int(np.sum(self.raters_per_pair >= 2))
-
-    @property
-    def n_single(self) -> int:
-        """Pairs judged by exactly one of the assessors."""
-        return int(np.sum(self.raters_per_pair == 1))
-
-    @property
-    def n_complete(self) -> int:
-        """Pairs judged by every one of the assessors."""
-        return int(np.sum(self.raters_per_pair == len(self.assessors)))
 
     def category_counts(self, scale: np.ndarray) -> np.ndarray:
         """Pairs × grades (ordered `scale`): how many assessors gave each grade to each pair,
