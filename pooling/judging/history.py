@@ -153,7 +153,7 @@ def effective_judgments(
     schema = pa.schema([(n, pa.string()) for n in names]
                        + [("grade", pa.int64()), ("seq", pa.int64()),
                           ("judged_at", pa.timestamp("us"))])
-    if every["subtopic"].null_count == every.num_rows:  # no subtopics: the fast path
+    if not per_subtopic and every["subtopic"].null_count == every.num_rows:  # the fast path
         return _replayed_where_needed(every, schema, answers)
     rows = every.drop_columns(["events"]).to_pylist()
     events: dict[tuple, list[tuple[str, tuple[int, int, Any]]]] = {}
