@@ -14,6 +14,7 @@ from pooling.agreement.label_agreement import judge_agreement, qrels_agreement
 from pooling.judging.rules import derive_qrels, round_agreement
 from pooling.store import Store
 
+
 def test_two_versions_over_different_topics_are_scored_on_the_topics_both_have(tmp_path):
     path = build(tmp_path)
     one_topic = {k: g for k, g in PEOPLE_GRADES.items() if k[0] == "1"}
