@@ -156,6 +156,11 @@ class PoolingApp:
     def __init__(self, pages: ASGIApp, api: ASGIApp, sessions: StoreSessions, live: LiveCampaign):
         self.pages, self.api, self.sessions, self.live = pages, api, sessions, live
 
+    def stopping(self) -> None:
+        """The server has begun to stop: pages being made are given up (`StoreGate.stop_reading`);
+        judgments in flight still go through."""
+        self.live.gate.stop_reading()
+
     def close(self) -> None:
         self.sessions.close_all()  # roll back what organisers' sessions left open
         self.live.close()  # commit what the writer holds

@@ -166,15 +166,20 @@ class StoreGate:
             read.done.set()
             self._idle.put(view)
 
-    def close(self) -> None:
-        """Abandon the reads in progress, wait a little for them to stop, then close the read
-        cursors (before the store is closed)."""
+    def stop_reading(self) -> list[_Read]:
+        """Abandon the reads in progress and refuse new ones (the server is stopping: their
+        pages answer 503 at once instead of holding up the shutdown); returns those abandoned."""
         with self._busy_lock:
             self._closing = True
             busy = list(self._busy)
         for read in busy:
             read.abandon()
-        for read in busy:
+        return busy
+
+    def close(self) -> None:
+        """Abandon the reads in progress, wait a little for them to stop, then close the read
+        cursors (before the store is closed)."""
+        for read in self.stop_reading():
             read.done.wait(STOP_WAIT_SECONDS)
         while True:
             try:
