@@ -65,17 +65,29 @@ class _Guarded:
 
 
 class _Read:
-    """One read in progress: its cursor and whether it was abandoned."""
+    """One read: its cursor once it has one, whether it was abandoned, whether it is done."""
 
-    def __init__(self, cursor: duckdb.DuckDBPyConnection):
-        self.cursor, self.abandoned, self.done = cursor, threading.Event(), threading.Event()
+    def __init__(self) -> None:
+        self.cursor: duckdb.DuckDBPyConnection | None = None
+        self.abandoned, self.done = threading.Event(), threading.Event()
+        # Held while interrupting and while the cursor is handed back, so an interrupt can
+        # never reach a cursor another read has taken up since.
+        self.lock = threading.Lock()
 
     def abandon(self) -> None:
-        self.abandoned.set()
-        try:
-            self.cursor.interrupt()  # the statement running now, if any
-        except duckdb.Error:
-            pass
+        self.abandoned.set()  # before it has a cursor: its first statement is refused
+        with self.lock:
+            if self.cursor is not None:
+                try:
+                    self.cursor.interrupt()  # the statement running now, if any
+                except duckdb.Error:
+                    pass
+
+    def release(self) -> None:
+        """The read is over: its cursor goes back to the pool, out of `abandon`'s reach."""
+        with self.lock:
+            self.cursor = None
+        self.done.set()
 
 
 class ReadView(Store):
@@ -123,9 +135,9 @@ class StoreGate:
         """`read`, abandoned as soon as the request's client goes away (or the request is
         cancelled, as when the server stops): then `ReadAbandoned` is raised here at once,
         and the read itself stops at its next statement."""
-        started: list[_Read] = []
+        read = _Read()
         task = asyncio.ensure_future(run_in_threadpool(self.read_sync, fn, *args,
-                                                       _started=started, **kwargs))
+                                                       _read=read, **kwargs))
         task.add_done_callback(_retrieve)
         try:
             while True:
@@ -135,24 +147,22 @@ class StoreGate:
                 if await request.is_disconnected():
                     break
         except BaseException:
-            for read in started:
-                read.abandon()
-            raise
-        for read in started:
             read.abandon()
+            raise
+        read.abandon()
         raise ReadAbandoned(f"the client of {request.url.path} went away; its page was not made")
 
     def read_sync(self, fn: Callable[Concatenate[Store, P], T], *args: P.args,
-                  _started: list[_Read] | None = None, **kwargs: P.kwargs) -> T:
-        """`fn(view, ...)` on a read cursor (`ReadView`) no other thread uses meanwhile."""
+                  _read: _Read | None = None, **kwargs: P.kwargs) -> T:
+        """`fn(view, ...)` on a read cursor (`ReadView`) no other thread uses meanwhile.
+        _read: how the caller abandons it (`read_while_connected`)."""
         view = self._reader()
-        read = _Read(view.con)
+        read = _read or _Read()
+        read.cursor = view.con
         with self._busy_lock:
             if self._closing:
                 read.abandoned.set()
             self._busy.add(read)
-        if _started is not None:
-            _started.append(read)
         try:
             return fn(ReadView(view, _Guarded(view.con, read.abandoned)), *args, **kwargs)
         except duckdb.InterruptException as exc:
@@ -163,7 +173,7 @@ class StoreGate:
         finally:
             with self._busy_lock:
                 self._busy.discard(read)
-            read.done.set()
+            read.release()
             self._idle.put(view)
 
     def stop_reading(self) -> list[_Read]:
