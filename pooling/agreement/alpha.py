@@ -12,7 +12,7 @@ from typing import Any, Literal
 import numpy as np
 
 from pooling.agreement.errors import AgreementError
-from pooling.agreement.judgments import align, grade_scale
+from pooling.agreement.judgments import grade_scale, sparse_answers
 
 Level = Literal["nominal", "ordinal", "interval"]
 
@@ -30,10 +30,10 @@ def krippendorff_alpha(
     judgments fall between two grades) or "interval" (squared grade difference). Grades on
     the scale that nobody used change nothing. nan when every judgment has the same grade.
     """
-    grades_matrix = align(judgments, assessors).shared()
-    scale = grade_scale(grades_matrix, grades)
-    counts = (grades_matrix[:, :, None] == scale[None, None, :]).sum(axis=1)
-    return alpha_from_counts(counts, scale, level=level)
+    answers = sparse_answers(judgments, assessors)
+    answers = answers.subset(answers.raters_per_pair[answers.pair] >= 2)
+    scale = grade_scale(answers.grade, grades)
+    return alpha_from_counts(answers.category_counts(scale), scale, level=level)
 
 
 def alpha_from_counts(counts: np.ndarray, scale: np.ndarray, *, level: Level = "nominal") -> float:

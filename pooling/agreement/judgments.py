@@ -32,23 +32,15 @@ _ALIASES = {"assessor_id": "assessor", "relevance": "grade"}
 _MAX_SHOWN = 10
 
 
-@dataclass(frozen=True)
-class Alignment:
-    """Assessors side by side on every (query_id, doc_id) pair at least one of them judged.
-
-    `grades[i, j]` is assessor `assessors[j]`'s grade of pair i, NaN where they did not judge it.
-    Rows are sorted by (query_id, doc_id). Pairs judged by one assessor only cannot show
-    (dis)agreement: every statistic skips them, and `n_single` says how many there were.
-    """
+class _PairCounts:
+    """How many pairs one, two or more, or all of the assessors judged, from
+    `raters_per_pair`: one rule for the dense and the sparse form."""
 
     assessors: tuple[str, ...]
-    query_id: np.ndarray
-    doc_id: np.ndarray
-    grades: np.ndarray
 
     @property
     def raters_per_pair(self) -> np.ndarray:
-        return (~np.isnan(self.grades)).sum(axis=1)
+        raise NotImplementedError
 
     @property
     def n_shared(self) -> int:
@@ -64,6 +56,25 @@ class Alignment:
     def n_complete(self) -> int:
         """Pairs judged by every one of the assessors."""
         return int(np.sum(self.raters_per_pair == len(self.assessors)))
+
+
+@dataclass(frozen=True)
+class Alignment(_PairCounts):
+    """Assessors side by side on every (query_id, doc_id) pair at least one of them judged.
+
+    `grades[i, j]` is assessor `assessors[j]`'s grade of pair i, NaN where they did not judge it.
+    Rows are sorted by (query_id, doc_id). Pairs judged by one assessor only cannot show
+    (dis)agreement: every statistic skips them, and `n_single` says how many there were.
+    """
+
+    assessors: tuple[str, ...]
+    query_id: np.ndarray
+    doc_id: np.ndarray
+    grades: np.ndarray
+
+    @property
+    def raters_per_pair(self) -> np.ndarray:
+        return (~np.isnan(self.grades)).sum(axis=1)
 
     def shared(self) -> np.ndarray:
         """The grades matrix restricted to pairs judged by at least two assessors."""
@@ -130,6 +141,48 @@ def as_judgments(data: Any) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=JUDGMENTS_SCHEMA)
 
 
+@dataclass(frozen=True)
+class Answers(_PairCounts):
+    """The same judgments kept sparse: one entry per answer, coded, pairs sorted by
+    (query_id, doc_id). A crowd's 2,000 workers on 20,000 pairs give 60,000 answers but a
+    dense pairs × assessors matrix of 40 million cells: every aggregate here is a bincount
+    over the answers, so its cost grows with them, never with the square of the workers.
+
+    pair[k], assessor[k], grade[k]: answer k's row in query_id/doc_id, index in assessors
+    and grade (int64). Every pair has at least one answer.
+    """
+
+    assessors: tuple[str, ...]
+    query_id: np.ndarray
+    doc_id: np.ndarray
+    pair: np.ndarray
+    assessor: np.ndarray
+    grade: np.ndarray
+
+    @property
+    def raters_per_pair(self) -> np.ndarray:
+        return np.bincount(self.pair, minlength=len(self.query_id))
+
+    def category_counts(self, scale: np.ndarray) -> np.ndarray:
+        """Pairs × grades (ordered `scale`): how many assessors gave each grade to each pair,
+        over every pair (the input of Fleiss' kappa and Krippendorff's alpha)."""
+        k = len(scale)
+        cell = self.pair * k + np.searchsorted(scale, self.grade)
+        return np.bincount(cell, minlength=len(self.query_id) * k).reshape(-1, k)
+
+    def subset(self, keep: np.ndarray) -> Answers:
+        """The answers where `keep` (a mask over answers) holds; pairs keep their rows."""
+        return Answers(self.assessors, self.query_id, self.doc_id, self.pair[keep],
+                       self.assessor[keep], self.grade[keep])
+
+    def dense(self) -> Alignment:
+        """The pairs × assessors matrix (NaN where an assessor did not judge a pair): for a few
+        assessors only; a crowd's would hold pairs × workers cells."""
+        grades = np.full((len(self.query_id), len(self.assessors)), np.nan)
+        grades[self.pair, self.assessor] = self.grade
+        return Alignment(self.assessors, self.query_id, self.doc_id, grades)
+
+
 def align(
     judgments: Any,
     assessors: Sequence[str] | None = None,
@@ -141,15 +194,39 @@ def align(
     An `Alignment` passes through unchanged (restricted to `assessors` if given). A repeated
     (query_id, doc_id, assessor) is an error, or with on_duplicate="last" the later row wins.
     """
+    if isinstance(judgments, Alignment):
+        if on_duplicate not in ("error", "last"):
+            raise AgreementError(f"unknown on_duplicate={on_duplicate!r}; use 'error' or 'last'")
+        return judgments if assessors is None else _restrict(judgments, assessors)
+    return sparse_answers(judgments, assessors, on_duplicate=on_duplicate).dense()
+
+
+def sparse_answers(
+    judgments: Any,
+    assessors: Sequence[str] | None = None,
+    *,
+    on_duplicate: Literal["error", "last"] = "error",
+) -> Answers:
+    """The judgments as `Answers` (all assessors when None), duplicates treated as by `align`.
+
+    An `Alignment` is turned back into answers; `Answers` pass through (restricted to
+    `assessors` if given)."""
     if on_duplicate not in ("error", "last"):
         raise AgreementError(f"unknown on_duplicate={on_duplicate!r}; use 'error' or 'last'")
+    if isinstance(judgments, Answers):
+        if assessors is None:
+            return judgments
+        judgments = judgments.dense()
     if isinstance(judgments, Alignment):
-        return judgments if assessors is None else _restrict(judgments, assessors)
+        alignment = judgments if assessors is None else _restrict(judgments, assessors)
+        pair, who = np.nonzero(~np.isnan(alignment.grades))
+        return Answers(alignment.assessors, alignment.query_id, alignment.doc_id, pair, who,
+                       alignment.grades[pair, who].astype(np.int64))
     table = as_judgments(judgments)
     q_code, q_names = _sorted_codes(table.column("query_id"))
     d_code, d_names = _sorted_codes(table.column("doc_id"))
     w_code, w_names = _sorted_codes(table.column("assessor"))
-    grade = table.column("grade").to_numpy().astype(np.float64)
+    grade = table.column("grade").to_numpy().astype(np.int64)
     names = w_names.tolist()
     if assessors is not None:
         unknown = [a for a in assessors if a not in names]
@@ -162,14 +239,16 @@ def align(
             raise AgreementError("an assessor was named twice; name each assessor once")
         names = list(assessors)
     # Column of each row's assessor among `names`, -1 for assessors not asked for.
+    position = {n: i for i, n in enumerate(w_names.tolist())}
     lookup = np.full(len(w_names), -1, dtype=np.int64)
-    lookup[[w_names.tolist().index(n) for n in names]] = np.arange(len(names))
+    lookup[[position[n] for n in names]] = np.arange(len(names))
     who_idx = lookup[w_code]
     keep = who_idx >= 0
     # One code per (query_id, doc_id); sorted codes give rows in (query_id, doc_id) order.
     width = max(len(d_names), 1)
     pair_code = q_code[keep] * width + d_code[keep]
     codes, pair_idx = np.unique(pair_code, return_inverse=True)
+    pair_idx = pair_idx.reshape(-1)
     who_idx, grade = who_idx[keep], grade[keep]
 
     cell = pair_idx * len(names) + who_idx
@@ -190,13 +269,13 @@ def align(
     if repeated.size:  # on_duplicate="last": keep each cell's last row
         last = len(cell) - 1 - np.unique(cell[::-1], return_index=True)[1]
         pair_idx, who_idx, grade = pair_idx[last], who_idx[last], grade[last]
-    grades = np.full((len(codes), len(names)), np.nan)
-    grades[pair_idx, who_idx] = grade
-    return Alignment(
+    return Answers(
         assessors=tuple(names),
         query_id=q_names[codes // width],
         doc_id=d_names[codes % width],
-        grades=grades,
+        pair=pair_idx,
+        assessor=who_idx,
+        grade=grade,
     )
 
 

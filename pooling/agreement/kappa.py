@@ -13,7 +13,7 @@ from typing import Any, Literal
 import numpy as np
 
 from pooling.agreement.errors import AgreementError
-from pooling.agreement.judgments import align, grade_scale, two_assessors
+from pooling.agreement.judgments import align, grade_scale, sparse_answers, two_assessors
 
 Weights = Literal["linear", "quadratic"] | None
 
@@ -112,12 +112,13 @@ def fleiss_kappa(
     """
     if unequal not in ("error", "mean", "complete"):
         raise AgreementError(f"unknown unequal={unequal!r}; use 'error', 'mean' or 'complete'")
-    shared = align(judgments, assessors).shared()
-    if unequal == "complete":
-        shared = shared[~np.isnan(shared).any(axis=1)]
-    scale = grade_scale(shared, grades)
-    counts = (shared[:, :, None] == scale[None, None, :]).sum(axis=1)
-    raters = counts.sum(axis=1)
+    answers = sparse_answers(judgments, assessors)
+    raters = answers.raters_per_pair
+    keep = raters == len(answers.assessors) if unequal == "complete" else raters >= 2
+    answers = answers.subset(keep[answers.pair])
+    scale = grade_scale(answers.grade, grades)
+    counts = answers.category_counts(scale)[keep]
+    raters = raters[keep]
     if unequal == "error" and len(np.unique(raters)) > 1:
         sizes, n_pairs = np.unique(raters, return_counts=True)
         found = ", ".join(f"{n} pairs by {m}" for m, n in zip(sizes, n_pairs, strict=True))

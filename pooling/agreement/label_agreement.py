@@ -6,6 +6,9 @@ correlation scores every stored run under A and under B with one measure: two qr
 as they are (through the store's evaluation cache), a judge and its reference on the pairs
 compared (qrels made on the fly): by default those both graded, so the judge is not penalised
 for pairs it never saw; with `unjudged`, every pair either graded, the missing grade filled.
+Either way both rankings are scored on the same topics (a τ between rankings averaged over
+different topics would mix a change of assessor with a change of topics): those both sides
+have, within `topics` when given.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pooling.agreement.statistics import SECTIONS, section_dict
 from pooling.agreement.systems import SystemAgreement, competition_ranks, system_agreement
 from pooling.store.core import Store
 
-ON_VERSIONS = "every run scored on each qrels version as stored"
+ON_VERSIONS = "every run scored on each qrels version as stored, on the topics both have"
 ON_SHARED = "every run scored on qrels made of each side's grades of the shared pairs"
 ON_FILLED = ("every run scored on qrels made of each side's grades of the pairs either graded, "
              "a missing grade counting as {unjudged}")
@@ -123,20 +126,28 @@ def qrels_agreement(
     measure: str = "map",
     top: int = 5,
     unjudged: int | None = None,
+    topics: str | list[str] | None = None,
 ) -> LabelAgreement:
     """Qrels version B against version A (human or model-derived), each run scored on both.
 
     unjudged: the grade a pair one version lacks counts as (see `compare_labels`); runs are
-    scored on each version as stored, where a missing pair is not relevant either way."""
-    from pooling.agreement.sources import qrels_labels, run_means
+    scored on each version as stored, where a missing pair is not relevant either way, over
+    the topics both versions have. topics: ids, ranges or a stored subset to compare on."""
+    from pooling.agreement.sources import on_topics, qrels_labels, run_means
 
     a, b = store.resolve_qrels(a), store.resolve_qrels(b)
     if a == b:
         raise AgreementError(f"qrels version {a!r} was given twice; name two different versions")
-    labels = compare_labels(qrels_labels(store, a), qrels_labels(store, b), threshold=threshold,
-                            unjudged=unjudged)
-    scores_a = run_means(store, a, measure, relevance_level=threshold)
-    scores_b = run_means(store, b, measure, relevance_level=threshold) if scores_a else {}
+    table_a, table_b = (on_topics(store, qrels_labels(store, v), topics) for v in (a, b))
+    labels = compare_labels(table_a, table_b, threshold=threshold, unjudged=unjudged)
+    topics_a, topics_b = (set(t["query_id"].to_pylist()) for t in (table_a, table_b))
+    both = sorted(topics_a & topics_b)
+    # As stored (the leaderboard's cached scores) when nothing narrows either version.
+    scored = None if topics is None and topics_a == topics_b else both
+    scores_a = run_means(store, a, measure, relevance_level=threshold,
+                         topics=scored) if both else {}
+    scores_b = run_means(store, b, measure, relevance_level=threshold,
+                         topics=scored) if scores_a else {}
     return _with_systems(f"qrels {a}", f"qrels {b}", labels, measure, ON_VERSIONS,
                          scores_a, scores_b, top)
 
@@ -151,6 +162,7 @@ def judge_agreement(
     measure: str = "map",
     top: int = 5,
     unjudged: int | None = None,
+    topics: str | list[str] | None = None,
 ) -> LabelAgreement:
     """An automatic judge (B) against the people who judged the same pairs (their majority
     per pair, ties lower) or against a qrels version (A), in a round or over all rounds.
@@ -159,15 +171,24 @@ def judge_agreement(
     The judge's probabilities, where it gave them, are scored against A's relevance.
     unjudged: the grade a pair one side lacks counts as (0: not relevant; see
     `compare_labels`); by default such pairs are left out, of the runs' scores too.
+    topics: ids, ranges or a stored subset to compare on (both sides' pairs, hence the runs'
+    scores, are of the same topics either way).
     """
-    from pooling.agreement.sources import judge_labels, people_labels, qrels_labels, run_means
+    from pooling.agreement.sources import (
+        judge_labels,
+        on_topics,
+        people_labels,
+        qrels_labels,
+        run_means,
+    )
 
-    judged = judge_labels(store, judge, round_id)
+    judged = on_topics(store, judge_labels(store, judge, round_id), topics)
     if against == "people":
         reference, name = people_labels(store, round_id), "people"
     else:
         version = store.resolve_qrels(against.removeprefix("qrels:"))
         reference, name = qrels_labels(store, version), f"qrels {version}"
+    reference = on_topics(store, reference, topics)
     labels = compare_labels(reference, judged, threshold=threshold, unjudged=unjudged)
     scores_a: dict[str, float] = {}
     scores_b: dict[str, float] = {}

@@ -9,6 +9,7 @@ does) or under a label set made on the fly.
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pooling.agreement.errors import AgreementError
 from pooling.store.core import Store
@@ -61,9 +62,11 @@ def run_means(
     *,
     relevance_level: int = 1,
     runs: list[str] | None = None,
+    topics: list[str] | None = None,
 ) -> dict[str, float]:
-    """run_id -> mean of `measure` over the topics of the labels, unjudged documents counting
-    as non-relevant and topics a run lacks as zero (trec_eval -c, the leaderboard's default).
+    """run_id -> mean of `measure` over the topics of the labels (those among `topics` when
+    given), unjudged documents counting as non-relevant and topics a run lacks as zero
+    (trec_eval -c, the leaderboard's default).
 
     labels: a qrels version's name (evaluated through the store's cache, as the leaderboard
     does) or a table of query_id, doc_id, grade (or relevance) evaluated on the fly.
@@ -84,12 +87,15 @@ def run_means(
         from pooling.store.evaluate import evaluate_store
 
         result = evaluate_store(store, qrels=labels, runs=run_ids, measures=[measure],
-                                missing_topics="zero", relevance_level=relevance_level)
+                                missing_topics="zero", relevance_level=relevance_level,
+                                topics=topics)
         return {r["run_id"]: r["value"] for r in result.means.to_pylist()
                 if r["measure"] == columns[0]}
     from pooling.evaluation import evaluate
     from pooling.store.streams import StoredRuns
 
+    if topics is not None:
+        labels = labels.filter(pc.is_in(labels["query_id"], pa.array(topics, pa.string())))
     names = labels.column_names
     qrels = labels.select(["query_id", "doc_id", "relevance" if "relevance" in names else "grade"])
     qrels = qrels.rename_columns(["query_id", "doc_id", "relevance"])
@@ -97,3 +103,14 @@ def run_means(
         result = evaluate(qrels, stored.streams, [measure], missing_topics="zero",
                           relevance_level=relevance_level)
     return {run.run_id: float(run.summary[columns[0]]) for run in result.runs}
+
+
+def on_topics(store: Store, labels: pa.Table, topics: str | list[str] | None) -> pa.Table:
+    """The label set's rows on the selected topics (ids, ranges or a stored subset's name;
+    all when None)."""
+    from pooling.leaderboard.topics import resolve_topic_selection
+
+    selected = resolve_topic_selection(store, topics)
+    if selected is None:
+        return labels
+    return labels.filter(pc.is_in(labels["query_id"], pa.array(selected, pa.string())))

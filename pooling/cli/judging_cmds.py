@@ -561,14 +561,17 @@ def agreement(
              "the other (0: not relevant, as trec_eval counts unjudged documents; for qrels "
              "that list mostly relevant pairs). Default: such pairs are left out.",
         show_default=False)] = None,
+    topics: Annotated[str | None, typer.Option(
+        help="Topics to compare on: ids and ranges (601-650,303) or a stored subset's name. "
+             "Both sides' runs are always scored on the same topics.")] = None,
     format: Annotated[str, typer.Option(
         help="table, csv, json or html (with --qrels or --judge).")] = "table",
     output: Annotated[Path | None, typer.Option("-o", "--output", help="File (default: stdout).")] = None,
 ) -> None:
     """Agreement between assessors, or between two label sets.
 
-    --round R alone: agreement on the round's overlap items (Cohen's and Fleiss' kappa,
-    Krippendorff's alpha). --qrels A --qrels B, or --judge NAME [--round R] [--against
+    --round R alone: agreement on the round's overlap items (Fleiss' kappa, Krippendorff's
+    alpha, each assessor against the others; Cohen's kappa per pair up to 10 assessors). --qrels A --qrels B, or --judge NAME [--round R] [--against
     people|QRELS]: B against A pair by pair (confusion matrix, kappa over the grades and
     binary at --threshold, alpha, precision, recall, F1, accuracy, fallout; ROC-AUC, PR-AUC
     and log loss from the judge's probabilities) and on the leaderboard (every stored run
@@ -585,7 +588,7 @@ def agreement(
         if unjudged is not None:
             raise StoreError("--unjudged goes with --qrels or --judge; --round alone compares "
                              "only the pairs two assessors judged")
-        _round_agreement(store, round, threshold, format)
+        _round_agreement(store, round, threshold, format, topics)
         return
     if judge is not None and qrels:
         raise StoreError("--judge and --qrels compare different things; to set a judge against "
@@ -605,11 +608,11 @@ def agreement(
     with Store(store) as s:
         if qrels:
             result = qrels_agreement(s, qrels[0], qrels[1], threshold=threshold,
-                                     measure=ranked_by, top=top, unjudged=unjudged)
+                                     measure=ranked_by, top=top, unjudged=unjudged, topics=topics)
         else:
             result = judge_agreement(s, judge, round_id=round, against=against,
                                      threshold=threshold, measure=ranked_by, top=top,
-                                     unjudged=unjudged)
+                                     unjudged=unjudged, topics=topics)
     if format == "table":
         _print_label_agreement(result)
         return
@@ -628,8 +631,13 @@ def agreement(
     err.print(f"wrote {output}", highlight=False)
 
 
-def _round_agreement(store: Path, round: str, threshold: int, format: str) -> None:
-    from pooling.agreement.report import PAIR_STATISTICS
+def _round_agreement(store: Path, round: str, threshold: int, format: str,
+                     topics: str | None) -> None:
+    from pooling.agreement.report import (
+        ASSESSOR_STATISTICS,
+        PAIR_STATISTICS,
+        PAIRWISE_MAX_ASSESSORS,
+    )
     from pooling.judging.rounds import get_round
     from pooling.judging.rules import round_agreement, subtopic_agreement
     from pooling.store import Store
@@ -637,13 +645,22 @@ def _round_agreement(store: Path, round: str, threshold: int, format: str) -> No
     if format != "table":
         raise StoreError("--round alone prints a table; --format goes with --qrels or --judge")
     with Store(store, read_only=True) as s:
-        report = round_agreement(s, round, threshold=threshold)
+        report = round_agreement(s, round, threshold=threshold, topics=topics)
     out.print(f"round {round}: {report.n_shared} pair(s) judged by two or more assessors, "
               f"{report.n_single} by one", highlight=False)
-    table = Table("assessors", "pairs", *(term for _, term, _ in PAIR_STATISTICS))
-    for p in report.pairs:
-        table.add_row(f"{p.assessor_a} / {p.assessor_b}", str(p.n),
-                      *(f"{getattr(p, field):.3f}" for field, _, _ in PAIR_STATISTICS))
+    if report.pairwise:
+        table = Table("assessors", "pairs", *(term for _, term, _ in PAIR_STATISTICS))
+        for p in report.pairs:
+            table.add_row(f"{p.assessor_a} / {p.assessor_b}", str(p.n),
+                          *(f"{getattr(p, field):.3f}" for field, _, _ in PAIR_STATISTICS))
+    else:
+        out.print(f"{len(report.assessors):,} assessors: each against the others (Cohen's kappa "
+                  f"per pair is shown up to {PAIRWISE_MAX_ASSESSORS})", highlight=False)
+        table = Table("assessor", "pairs", "others' answers",
+                      *(term for _, term, _ in ASSESSOR_STATISTICS))
+        for a in report.per_assessor:
+            table.add_row(a.assessor, str(a.n), str(a.answers),
+                          *(f"{getattr(a, field):.3f}" for field, _, _ in ASSESSOR_STATISTICS))
     out.print(table)
     out.print(f"Fleiss' kappa {report.fleiss_kappa:.3f} · Krippendorff's alpha nominal "
               f"{report.alpha_nominal:.3f}, ordinal {report.alpha_ordinal:.3f} · overlap "
@@ -651,7 +668,7 @@ def _round_agreement(store: Path, round: str, threshold: int, format: str) -> No
     with Store(store, read_only=True) as s:
         if get_round(s, round).subtopics is None:
             return
-        per_subtopic = subtopic_agreement(s, round, threshold=threshold)
+        per_subtopic = subtopic_agreement(s, round, threshold=threshold, topics=topics)
     out.print(f"round {round} per subtopic (the table above is on documents, each graded by "
               "its maximum over its subtopics):", highlight=False)
     table = Table("topic", "subtopic", "pairs", "Fleiss' kappa", "alpha nominal", "overlap",

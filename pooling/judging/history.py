@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pooling.errors import StoreError, SubmissionConflict
 from pooling.store.core import Store
@@ -141,13 +142,27 @@ def effective_judgments(
     if people_only and assessor_id is None:
         clauses.append("assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE kind = 'model')")
     where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-    rows = store.con.execute(
+    # `events`: how many judgments the row's (round, assessor, pair, subtopic) has. A
+    # grade or answer that is the only one needs no replay: those stay in Arrow, and
+    # only corrections and undos go through `replay` (a crowd round is mostly the former).
+    every = store.arrow(
+        "judgments to replay",
         f"SELECT round_id, assessor_id, query_id, doc_id, subtopic, kind, grade, seq, "
-        f"judged_at FROM judgments {where} ORDER BY seq",
+        f"judged_at, count(*) OVER (PARTITION BY round_id, assessor_id, query_id, doc_id, "
+        f"subtopic) AS events FROM judgments {where} ORDER BY seq",
         [value for _, value in used],
-    ).fetchall()
+    )
+    names = ["round_id", "assessor_id", "query_id", "doc_id"] + (
+        ["subtopic"] if per_subtopic else [])
+    schema = pa.schema([(n, pa.string()) for n in names]
+                       + [("grade", pa.int64()), ("seq", pa.int64()),
+                          ("judged_at", pa.timestamp("us"))])
+    if not per_subtopic and every["subtopic"].null_count == every.num_rows:  # the fast path
+        return _replayed_where_needed(every, schema, answers)
+    rows = every.drop_columns(["events"]).to_pylist()
     events: dict[tuple, list[tuple[str, tuple[int, int, Any]]]] = {}
-    for r, a, q, d, sub, kind, grade, seq, at in rows:
+    for row in rows:
+        r, a, q, d, sub, kind, grade, seq, at = row.values()
         events.setdefault((r, a, q, d, sub), []).append((kind, (grade, seq, at)))
     current: dict[tuple, tuple[int, int, Any]] = {}
     past_k = over_k_answers(store, round_id) if assessor_id is None and not over_k else set()
@@ -164,15 +179,40 @@ def effective_judgments(
             latest = max(before, left, key=lambda v: v[1])
             graded = [g for g in (before[0], left[0]) if g is not None]
             current[(r, a, q, d)] = (max(graded) if graded else None, latest[1], latest[2])
-    names = ["round_id", "assessor_id", "query_id", "doc_id"] + (
-        ["subtopic"] if per_subtopic else [])
     out: dict[str, list[Any]] = {k: [] for k in (*names, "grade", "seq", "judged_at")}
     for ident, left in current.items():
         for name, value in zip(out, (*ident, *left), strict=True):
             out[name].append(value)
-    return pa.table(out, schema=pa.schema(
-        [(n, pa.string()) for n in names]
-        + [("grade", pa.int64()), ("seq", pa.int64()), ("judged_at", pa.timestamp("us"))]))
+    return pa.table(out, schema=schema)
+
+
+def _replayed_where_needed(every: pa.Table, schema: pa.Schema, answers: bool) -> pa.Table:
+    """`effective_judgments` of judgments without subtopics (columns as read there, in seq
+    order): a lone answer is current as it is, the rest are replayed; rows in the order of
+    each pair's first judgment, as the replay of everything gives them."""
+    lone = pc.equal(every["events"], 1)
+    kept = pc.and_(lone, pc.not_equal(every["kind"], "retract"))
+    if not answers:
+        kept = pc.and_(kept, pc.is_valid(every["grade"]))
+    names = [*schema.names[:4], "grade", "seq", "judged_at"]
+    singles = every.filter(kept).select(names)
+    first = singles["seq"]  # a lone judgment is its pair's first
+    events: dict[tuple, list[tuple[str, tuple[int, int, Any]]]] = {}
+    starts: dict[tuple, int] = {}
+    rest = every.filter(pc.invert(lone))
+    for r, a, q, d, kind, grade, seq, at in zip(*(rest[c].to_pylist() for c in (
+            "round_id", "assessor_id", "query_id", "doc_id", "kind", "grade", "seq",
+            "judged_at")), strict=True):
+        starts.setdefault((r, a, q, d), seq)
+        events.setdefault((r, a, q, d), []).append((kind, (grade, seq, at)))
+    replayed = [(*key, *left, starts[key]) for key, pair_events in events.items()
+                if (left := replay(pair_events)) is not None and (answers or left[0] is not None)]
+    more = pa.table({n: [row[i] for row in replayed] for i, n in enumerate(names)},
+                    schema=singles.schema)
+    table = pa.concat_tables([singles, more])
+    order = pa.concat_arrays([first.combine_chunks(),
+                              pa.array([row[-1] for row in replayed], pa.int64())])
+    return table.take(pc.sort_indices(order)).cast(schema)
 
 
 # `replay` set-wise, for counting: each person's history of a pair is a stack (a judgment

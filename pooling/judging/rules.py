@@ -64,9 +64,11 @@ RULES = ("latest", "primary", "majority", "adjudicated", "mean", "human-first", 
 JUDGE_RULES = ("human-first", "judge-only")
 
 
-def _votes(store: Store, round_id: str | None) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
-    """(query_id, doc_id) -> [(assessor_id, grade, seq)] of current judgments."""
-    table = effective_judgments(store, round_id)
+def _votes(store: Store, round_id: str | None, judged: pa.Table | None = None
+           ) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
+    """(query_id, doc_id) -> [(assessor_id, grade, seq)] of current judgments (`judged`:
+    the round's `effective_judgments`, when the caller has read them already)."""
+    table = effective_judgments(store, round_id) if judged is None else judged
     out: dict[tuple[str, str], list[tuple[str, int, int]]] = defaultdict(list)
     for a, q, d, g, s in zip(*(table[c].to_pylist() for c in
                                ("assessor_id", "query_id", "doc_id", "grade", "seq")), strict=True):
@@ -88,14 +90,16 @@ def _primaries(store: Store, round_id: str | None) -> dict[str, set[str]]:
     return out
 
 
-def adjudication_queue(store: Store, round_id: str | None = None) -> pa.Table:
+def adjudication_queue(store: Store, round_id: str | None = None, *,
+                       judged: pa.Table | None = None) -> pa.Table:
     """Pairs on which assessors currently disagree: query_id, doc_id, grades (assessor=grade),
-    adjudicated (an organiser has judged the pair)."""
+    adjudicated (an organiser has judged the pair). judged: the round's current judgments
+    (`effective_judgments`) when the caller has read them already."""
     if round_id is not None:
         get_round(store, round_id)  # an unknown round is an error, not an empty queue
     roles = _roles(store)
     rows: dict[str, list[Any]] = {"query_id": [], "doc_id": [], "grades": [], "adjudicated": []}
-    for (q, d), votes in sorted(_votes(store, round_id).items()):
+    for (q, d), votes in sorted(_votes(store, round_id, judged).items()):
         judges = [(a, g) for a, g, _ in votes if roles.get(a) != "organiser"]
         if len({g for _, g in judges}) > 1:
             rows["query_id"].append(q)
@@ -300,9 +304,12 @@ def _with_judge(store: Store, rule: str, round_id: str | None, tie: str, judge: 
                      "relevance": pa.array([g for _, g in rows], pa.int64())})
 
 
-def round_agreement(store: Store, round_id: str, *, threshold: int = 1):
+def round_agreement(store: Store, round_id: str, *, threshold: int = 1,
+                    judged: pa.Table | None = None, topics: str | list[str] | None = None):
     """Agreement among a round's assessors on the pairs judged more than once (organisers'
-    adjudications excluded), keyed by (query_id, doc_id)."""
+    adjudications excluded), keyed by (query_id, doc_id). judged: the round's current
+    judgments (`effective_judgments`) when the caller has read them already; topics: ids,
+    ranges or a stored subset to measure it on (all the round's when None)."""
     from pooling.agreement import agreement_report
 
     rnd = get_round(store, round_id)
@@ -314,11 +321,23 @@ def round_agreement(store: Store, round_id: str, *, threshold: int = 1):
             f"against an automatic judge (`pooling judge --round {round_id}`, then `pooling "
             f"agreement --judge NAME --round {round_id}`)")
     roles = _roles(store)
-    table = effective_judgments(store, round_id)
-    keep = [roles.get(a) != "organiser" for a in table["assessor_id"].to_pylist()]
+    table = effective_judgments(store, round_id) if judged is None else judged
+    selected = _selected_topics(store, topics)
+    keep = [roles.get(a) != "organiser" and (selected is None or q in selected)
+            for a, q in zip(table["assessor_id"].to_pylist(), table["query_id"].to_pylist(),
+                            strict=True)]
     judged = table.filter(pa.array(keep, pa.bool_())).select(
         ["query_id", "doc_id", "assessor_id", "grade"])
     return agreement_report(judged, grades=rnd.grades, threshold=threshold)
+
+
+def _selected_topics(store: Store, topics: str | list[str] | None) -> set[str] | None:
+    """The topics a selection names (ids, ranges, a stored subset), or None for all."""
+    if topics is None:
+        return None
+    from pooling.leaderboard.topics import resolve_topic_selection
+
+    return set(resolve_topic_selection(store, topics) or ())
 
 
 # -- subtopic rounds -----------------------------------------------------------------------
@@ -404,10 +423,11 @@ class SubtopicAgreement:
     problem: str | None
 
 
-def subtopic_agreement(store: Store, round_id: str, *, threshold: int = 1) -> list[SubtopicAgreement]:
+def subtopic_agreement(store: Store, round_id: str, *, threshold: int = 1,
+                       topics: str | list[str] | None = None) -> list[SubtopicAgreement]:
     """Agreement per subtopic of a subtopic round (organisers' adjudications excluded), in the
-    round's topic and subtopic order; `round_agreement` gives it on documents (each one's
-    maximum grade over its subtopics)."""
+    round's topic and subtopic order, on the selected topics (all when None);
+    `round_agreement` gives it on documents (each one's maximum grade over its subtopics)."""
     from pooling.agreement import agreement_report
     from pooling.errors import PoolingError
 
@@ -427,7 +447,10 @@ def subtopic_agreement(store: Store, round_id: str, *, threshold: int = 1) -> li
         for column, value in zip(part, (q, d, a, g), strict=True):
             part[column].append(value)
     out = []
+    selected = _selected_topics(store, topics)
     for q, subs in rnd.subtopics.items():
+        if selected is not None and q not in selected:
+            continue
         for s, text in subs:
             judged = rows.get((q, s))
             report, problem = None, None

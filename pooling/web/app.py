@@ -20,7 +20,7 @@ from pooling.store.remote import API_PREFIX
 from pooling.web import api_views
 from pooling.web import assessor_views as a
 from pooling.web import organiser_views as o
-from pooling.web.gate import StoreGate
+from pooling.web.gate import ReadAbandoned, StoreGate
 from pooling.web.live import BOOK_TABLES, LiveCampaign, WriteFailed
 from pooling.web.openapi import API_ROOT
 from pooling.web.pages import (
@@ -29,6 +29,7 @@ from pooling.web.pages import (
     http_error,
     login_required,
     make_templates,
+    read_abandoned,
     write_failed,
 )
 from pooling.web.routing import EncodedRoute
@@ -156,6 +157,11 @@ class PoolingApp:
     def __init__(self, pages: ASGIApp, api: ASGIApp, sessions: StoreSessions, live: LiveCampaign):
         self.pages, self.api, self.sessions, self.live = pages, api, sessions, live
 
+    def stopping(self) -> None:
+        """The server has begun to stop: pages being made are given up (`StoreGate.stop_reading`);
+        judgments in flight still go through."""
+        self.live.gate.stop_reading()
+
     def close(self) -> None:
         self.sessions.close_all()  # roll back what organisers' sessions left open
         self.live.close()  # commit what the writer holds
@@ -208,7 +214,7 @@ def create_app(
     app = Starlette(
         routes=ROUTES,
         exception_handlers={HTTPException: http_error, LoginRequired: login_required,
-                            WriteFailed: write_failed},
+                            WriteFailed: write_failed, ReadAbandoned: read_abandoned},
         max_body_size=MAX_BODY_BYTES,
     )
     gate = StoreGate(store)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
@@ -35,6 +36,9 @@ from pooling.judging.rounds import Round, get_round, gold_pairs
 from pooling.store.core import Store
 from pooling.web.highlight import highlight, query_terms
 from pooling.web.topic_order import in_topic_order, topic_key
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 GRADE_LABELS = {-2: "Junk", -1: "Spam", 0: "Not relevant", 1: "Relevant", 2: "Highly relevant",
                 3: "Perfectly relevant", 4: "Navigational"}
@@ -342,17 +346,22 @@ def round_statuses(store: Store) -> list[RoundStatus]:
     return [_round_status(store, get_round(store, r[0])) for r in rows]
 
 
-def _round_status(store: Store, rnd: Round) -> RoundStatus:
+def _round_status(store: Store, rnd: Round, answered: pa.Table | None = None,
+                  counted: pa.Table | None = None) -> RoundStatus:
+    """A round's progress; answered and counted: its `effective_judgments(..., answers=True)`
+    and `effective_judgments(..., people_only=False)` when the caller has read them already."""
     queued = store.one("queued", "SELECT count(*) FROM pool_entries WHERE round_id = ?", [rnd.round_id])
     people = round_people(store, rnd.round_id)
     if rnd.crowd:  # progress at K; its workers are whoever answered
         reached = sum(reached_per_topic(store, rnd.round_id).values())
-        workers = effective_judgments(store, rnd.round_id, answers=True)
-        people = sorted(set(workers["assessor_id"].to_pylist()))
+        if answered is None:
+            answered = effective_judgments(store, rnd.round_id, answers=True)
+        people = sorted(set(answered["assessor_id"].to_pylist()))
         return RoundStatus(rnd.round_id, rnd.strategy, rnd.adaptive, rnd.grades, len(rnd.topics),
                            queued[0], reached, people)
-    judged = effective_judgments(store, rnd.round_id, people_only=False)  # judges' pairs too
-    pairs = set(zip(judged["query_id"].to_pylist(), judged["doc_id"].to_pylist(), strict=True))
+    if counted is None:  # judges' pairs count too
+        counted = effective_judgments(store, rnd.round_id, people_only=False)
+    pairs = set(zip(counted["query_id"].to_pylist(), counted["doc_id"].to_pylist(), strict=True))
     return RoundStatus(rnd.round_id, rnd.strategy, rnd.adaptive, rnd.grades, len(rnd.topics),
                        queued[0], len(pairs), people)
 
@@ -418,31 +427,45 @@ def round_detail(store: Store, round_id: str) -> RoundDetail | None:
     rnd = find_round(store, round_id)
     if rnd is None:
         return None
-    status = _round_status(store, rnd)
-    judged = effective_judgments(store, round_id, people_only=False)  # automatic judges too
+    # Each read once: the current answers (unjudgeable ones too), people's graded ones (what
+    # agreement and adjudication compare) and every graded pair (progress counts judges' too).
+    answered = effective_judgments(store, round_id, answers=True)
+    judged = effective_judgments(store, round_id)
+    counted = effective_judgments(store, round_id, people_only=False)
+    status = _round_status(store, rnd, answered, counted)
     titles = dict(store.sql("topic titles", "SELECT query_id, title FROM topics").fetchall())
     queued = dict(store.sql("queued per topic", "SELECT query_id, count(*) FROM pool_entries "
                             "WHERE round_id = ? GROUP BY query_id", [round_id]).fetchall())
     per_topic: dict[str, dict] = {
         q: {"query_id": q, "title": titles.get(q), "queued": queued.get(q, 0), "pairs": set(),
             "assessors": []} for q in rnd.topics}
-    for q, d in zip(judged["query_id"].to_pylist(), judged["doc_id"].to_pylist(), strict=True):
+    for q, d in zip(counted["query_id"].to_pylist(), counted["doc_id"].to_pylist(), strict=True):
         per_topic.setdefault(q, {"query_id": q, "title": titles.get(q), "queued": 0,
                                  "pairs": set(), "assessors": []})["pairs"].add(d)
-    for a in status.assessors:
-        items = Counter(assigned_items(store, round_id, a)["query_id"].to_pylist())
-        done = _judged_per_topic(store, round_id, a)
-        for q in sorted(items):
-            per_topic[q]["assessors"].append({"assessor_id": a, "assigned": items[q],
-                                              "judged": done[q]})
+    if rnd.crowd:
+        # A crowd's workers are handed pairs as they come, nothing is assigned to one: each
+        # topic shows how many answered it (one pass), not thousands of judged/assigned rows.
+        workers: dict[str, set[str]] = {}
+        for q, a in zip(answered["query_id"].to_pylist(), answered["assessor_id"].to_pylist(),
+                        strict=True):
+            workers.setdefault(q, set()).add(a)
+        for q, topic in per_topic.items():
+            topic["workers"] = len(workers.get(q, ()))
+    else:
+        for a in status.assessors:
+            items = Counter(assigned_items(store, round_id, a)["query_id"].to_pylist())
+            done = _judged_per_topic(store, round_id, a)
+            for q in sorted(items):
+                per_topic[q]["assessors"].append({"assessor_id": a, "assigned": items[q],
+                                                  "judged": done[q]})
     topics = [dict(per_topic[q], judged=len(per_topic[q].pop("pairs")))
               for q in in_topic_order(per_topic)]
     report, problem = None, None
     try:
-        report = round_agreement(store, round_id)
+        report = round_agreement(store, round_id, judged=judged)
     except PoolingError as exc:
         problem = str(exc)
-    queue = sorted(adjudication_queue(store, round_id).to_pylist(),  # stable: topics in order
+    queue = sorted(adjudication_queue(store, round_id, judged=judged).to_pylist(),  # stable: topics in order
                    key=lambda row: topic_key(row["query_id"]))
     return RoundDetail(status, topics, throughput(store, round_id), report, problem, queue,
                        scale_of(rnd))

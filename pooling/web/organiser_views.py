@@ -17,7 +17,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pooling.agreement.report import PAIR_STATISTICS
+from pooling.agreement.report import (
+    ASSESSOR_STATISTICS,
+    PAIR_STATISTICS,
+    PAIRWISE_MAX_ASSESSORS,
+)
 from pooling.errors import PoolingError
 from pooling.formats.csv_cells import safe_text_columns
 from pooling.judging.assessors import ROLES
@@ -68,17 +72,21 @@ def _overview(store) -> dict:
 
 async def overview(request: Request) -> Response:
     sess = _organiser(request)
-    data = await gate(request).read(_overview)  # beside the assessors' work, not before it
+    # Beside the assessors' work, not before it; given up if the organiser leaves.
+    data = await gate(request).read_while_connected(request, _overview)
     return render(request, "organiser.html", data, sess=sess)
 
 
 async def round_page(request: Request) -> Response:
     sess = _organiser(request)
-    detail = await gate(request).read(campaign.round_detail, request.path_params["round_id"])
+    detail = await gate(request).read_while_connected(request, campaign.round_detail,
+                                                      request.path_params["round_id"])
     if detail is None:
         raise not_found()
     return render(request, "organiser_round.html",
-                  {"detail": detail, "pair_statistics": PAIR_STATISTICS}, sess=sess)
+                  {"detail": detail, "pair_statistics": PAIR_STATISTICS,
+                   "assessor_statistics": ASSESSOR_STATISTICS,
+                   "pairwise_max": PAIRWISE_MAX_ASSESSORS}, sess=sess)
 
 
 class WorkerReports:
@@ -152,8 +160,9 @@ async def workers_page(request: Request) -> Response:
     sort = choice(query, "sort", tuple(SORT_KEYS), "worker")
     descending = choice(query, "desc", ("0", "1"), "0") == "1"
     gold = text(query, "gold") or None
-    data = await gate(request).read(_workers, request.path_params["round_id"], gold, sort,
-                                    descending, request.app.state.worker_reports)
+    data = await gate(request).read_while_connected(request, _workers,
+                                                    request.path_params["round_id"], gold, sort,
+                                                    descending, request.app.state.worker_reports)
     if data is None:
         raise not_found()
     return render(request, "organiser_workers.html", {**data, "measures": WORKER_MEASURES},

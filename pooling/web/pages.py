@@ -17,7 +17,13 @@ import jinja2
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
 from starlette.templating import Jinja2Templates
 
 from pooling.errors import SubmissionConflict
@@ -215,6 +221,13 @@ ERROR_TEXT = {
     413: "That request is too large.",
     429: "Too many attempts; wait a minute and try again.",
 }
+
+
+async def read_abandoned(request: Request, exc: Exception) -> Response:
+    """A page given up half-made: its client left (nobody reads this) or the server is
+    stopping (the client is told to ask again)."""
+    return PlainTextResponse("The server is stopping or the request was left; ask again.",
+                             status_code=503)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:

@@ -48,6 +48,7 @@ def serve(
         import uvicorn
 
         from pooling.web.app import create_app
+        from pooling.web.stopping import StoppingServer
     except ImportError as exc:
         raise ServeError(f"`pooling serve` needs the web extra ({exc.name} is missing): "
                          "pip install 'pooling[web]'") from exc
@@ -74,7 +75,7 @@ def serve(
             if on_ready:
                 on_ready(url.rstrip("/") + root_path + "/")
             with _stop_on_signals():
-                uvicorn.Server(config).run(sockets=[sock])
+                StoppingServer(config, app.stopping).run(sockets=[sock])
         finally:
             app.close()
             sock.close()

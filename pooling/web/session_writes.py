@@ -21,7 +21,7 @@ import duckdb
 # Tables the pages' memory never holds (see pooling.web.live): writes to them need no reload. Everything else, and anything unrecognised, does.
 UNREAD_BY_PAGES = frozenset({
     "runs", "run_results", "imports", "qrels", "qrels_versions", "topic_subsets", "eval_results",
-    "judge_calls", "store_meta", "subtopic_qrels",
+    "judge_calls", "store_meta", "subtopic_qrels", "run_changes",
 })
 EVERYTHING = None  # the tables of a statement whose target cannot be told
 
