@@ -46,7 +46,7 @@ def datasheet_text(store: Store, manifest: dict[str, Any], names: dict[str, str]
     parts += _process(process)
     parts += _collection(store, manifest)
     parts += _effort(store, manifest)
-    parts += _agreement(store, names)
+    parts += _agreement(store, manifest, names)
     parts += _bias(store, manifest, pool_bias)
     parts += _versions(manifest)
     parts += _distribution(manifest)
@@ -162,7 +162,9 @@ def _effort(store: Store, m: dict[str, Any]) -> list[str]:
                    "qrels version with errors drawn at random: they are not people, their "
                    "answers measure a design, and their drawn seconds are not judging time")
     out.append(f"- Model calls: {calls:,} by {judges} automatic judge(s) ({failed:,} failed"
-               + (f", {int(tokens):,} tokens" if tokens else "") + ")")
+               + (f", {int(tokens):,} tokens" if tokens else "") + ")"
+               + (f"; {judges - models} of these judges stored no judgment in the released "
+                  "rounds" if judges > models else ""))
     if not m.get("judgments", True):
         out.append(f"- The judgment history itself is not part of this release "
                    f"(no `{layout.JUDGMENTS}`): these figures are all it says of judging")
@@ -179,14 +181,13 @@ def _process(process: str | None) -> list[str]:
             "The sections below are computed from the store this release was made from.", ""]
 
 
-def _agreement(store: Store, names: dict[str, str]) -> list[str]:
+def _agreement(store: Store, m: dict[str, Any], names: dict[str, str]) -> list[str]:
     from pooling.agreement.labels import compare_labels
     from pooling.agreement.sources import judge_labels, people_labels
     from pooling.judging.rules import round_agreement
 
     out = ["## Agreement", ""]
-    rounds = [r for (r,) in store.sql("rounds", "SELECT round_id FROM rounds ORDER BY "
-                                      "created_at, round_id").fetchall()]
+    rounds = [r["round_id"] for r in m["rounds"]]  # the released rounds only
     found = False
     for round_id in rounds:
         try:

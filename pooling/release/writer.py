@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pooling.errors import PoolingError
 from pooling.release import layout, tables
@@ -382,6 +383,8 @@ def _manifest(store: Store, root: Path, options: ReleaseOptions, versions: list[
         "files": {"topics": [layout.TOPICS_TREC, layout.TOPICS_JSONL],
                   "parquet": {k: v for k, v in layout.PARQUET.items() if (root / v).exists()}},
     }
+    manifest["parquet_rows"] = {k: pq.ParquetFile(root / v).metadata.num_rows
+                                for k, v in manifest["files"]["parquet"].items()}
     return json.loads(json.dumps(manifest, default=_json))
 
 
