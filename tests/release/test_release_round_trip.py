@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from release_data import DEMO, cli
+from release_data import DEMO, cli, documents_seen
 
 from pooling.release import import_release
 from pooling.release.checksums import ChecksumError
@@ -79,6 +79,10 @@ def test_robust03_with_its_17_runs_evaluates_byte_identically_after_the_round_tr
         official = sorted(line.split() for line in fh if line.strip())
     released = sorted(line.split() for line in (release / "qrels" / "official.qrels").open())
     assert [[q, d, r] for q, _, d, r in released] == [[q, d, r] for q, _, d, r in official]
+    # No document texts in the store: the judged documents are the corpus every reader sees.
+    judged = len({d for _, _, d, _ in official})
+    assert documents_seen(release, tmp_path / "cache") == {
+        "datasets": judged, "beir": judged, "ir_datasets": judged, "datasheet": judged}
     assert_round_trip(store, release, tmp_path)
 
 
