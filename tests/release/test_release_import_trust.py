@@ -39,6 +39,14 @@ def target_in(tmp_path: Path) -> Path:
     return tmp_path / "out" / "rebuilt.duckdb"
 
 
+def assert_refused(release: Path, tmp_path: Path, error: type[Exception], match: str) -> None:
+    """Importing `release` raises `error` matching `match`, and leaves nothing behind."""
+    target = target_in(tmp_path)
+    with pytest.raises(error, match=match):
+        import_release(release, target)
+    assert nothing_imported(target)
+
+
 def resign(release: Path) -> None:
     """Write SHA256SUMS again over what the release now holds: an altered release whose
     checksums match, the case checksums alone cannot catch."""
@@ -46,16 +54,22 @@ def resign(release: Path) -> None:
     write_checksums(release)
 
 
+def edit_manifest(release: Path, change) -> None:
+    """Change release.json with `change(manifest)` and sign the release again."""
+    manifest = json.loads((release / "release.json").read_text())
+    change(manifest)
+    (release / "release.json").write_text(json.dumps(manifest))
+    resign(release)
+
+
 def test_an_absolute_path_in_sha256sums_is_refused_naming_the_line(release, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("not part of the release\n")
     with open(release / "SHA256SUMS", "a") as fh:
         fh.write(f"{file_sha256(outside)}  {outside}\n")
-    target = target_in(tmp_path)
-    with pytest.raises(ChecksumError, match=rf"SHA256SUMS, line \d+: '{outside}' is not a file "
-                                            "inside the release"):
-        import_release(release, target)
-    assert nothing_imported(target)
+    assert_refused(release, tmp_path, ChecksumError,
+                   rf"SHA256SUMS, line \d+: '{outside}' is not a file "
+                   "inside the release")
 
 
 @pytest.mark.parametrize("name", ["../outside.txt", "qrels/../../outside.txt", "./README.md",
@@ -74,11 +88,9 @@ def test_a_symbolic_link_is_refused_even_to_identical_content(release, tmp_path)
     shutil.copy(qrels, outside)
     qrels.unlink()
     qrels.symlink_to(outside)  # same bytes, so the checksum alone would pass
-    target = target_in(tmp_path)
-    with pytest.raises(ChecksumError, match=r"qrels/truth\.qrels: a symbolic link .* never "
-                                            "followed"):
-        import_release(release, target)
-    assert nothing_imported(target)
+    assert_refused(release, tmp_path, ChecksumError,
+                   r"qrels/truth\.qrels: a symbolic link .* never "
+                   "followed")
 
 
 def test_a_symbolic_link_to_a_folder_is_refused(release, tmp_path):
@@ -107,23 +119,16 @@ def outside_topics(tmp_path: Path) -> list[Path]:
 @pytest.mark.parametrize("how", ["absolute", "glob"])
 def test_a_manifest_naming_a_parquet_path_or_pattern_is_refused(release, tmp_path, how):
     parts = outside_topics(tmp_path)
-    manifest = json.loads((release / "release.json").read_text())
-    manifest["files"]["parquet"]["topics"] = (str(parts[0]) if how == "absolute"
-                                              else str(parts[0].parent / "*.parquet"))
-    (release / "release.json").write_text(json.dumps(manifest))
-    resign(release)
-    target = target_in(tmp_path)
-    with pytest.raises(ReleaseError, match=r"the Parquet table 'topics' is given as .* never "
-                                           "paths or patterns"):
-        import_release(release, target)
-    assert nothing_imported(target)
+    named = str(parts[0]) if how == "absolute" else str(parts[0].parent / "*.parquet")
+    edit_manifest(release, lambda m: m["files"]["parquet"].__setitem__("topics", named))
+    assert_refused(release, tmp_path, ReleaseError,
+                   r"the Parquet table 'topics' is given as .* never "
+                   "paths or patterns")
 
 
 def test_a_parquet_table_named_by_a_pattern_inside_the_bundle_is_refused(release, tmp_path):
-    manifest = json.loads((release / "release.json").read_text())
-    manifest["files"]["parquet"]["topics"] = "data/t*.parquet"
-    (release / "release.json").write_text(json.dumps(manifest))
-    resign(release)
+    edit_manifest(release, lambda m: m["files"]["parquet"].__setitem__("topics",
+                                                                        "data/t*.parquet"))
     with pytest.raises(ReleaseError, match="never paths or patterns"):
         import_release(release, target_in(tmp_path))
 
@@ -131,12 +136,13 @@ def test_a_parquet_table_named_by_a_pattern_inside_the_bundle_is_refused(release
 def test_a_qrels_file_named_outside_the_bundle_is_refused(release, tmp_path):
     outside = tmp_path / "truth.qrels"
     shutil.copy(release / "qrels" / "truth.qrels", outside)
-    manifest = json.loads((release / "release.json").read_text())
-    for v in manifest["qrels_versions"]:
-        if v["name"] == "truth":
-            v["file"] = str(outside)
-    (release / "release.json").write_text(json.dumps(manifest))
-    resign(release)
+
+    def elsewhere(manifest):
+        for v in manifest["qrels_versions"]:
+            if v["name"] == "truth":
+                v["file"] = str(outside)
+
+    edit_manifest(release, elsewhere)
     with pytest.raises(ChecksumError, match="qrels version 'truth': the manifest names .* not "
                                             "one of the files SHA256SUMS lists"):
         import_release(release, target_in(tmp_path))
@@ -157,13 +163,11 @@ def test_qrels_parquet_that_disagrees_with_the_trec_file_is_refused_naming_the_v
 
     rewrite_parquet(release / "data" / "qrels.parquet", flip)
     resign(release)
-    target = target_in(tmp_path)
-    with pytest.raises(FormsDisagree, match=r"qrels version 'round1-majority': its Parquet rows "
-                                            r"and qrels/round1-majority\.qrels disagree on 1 "
-                                            r"row\(s\) \(topic \S+, document \S+: 0 in the "
-                                            r"Parquet, [12] in"):
-        import_release(release, target)
-    assert nothing_imported(target)
+    assert_refused(release, tmp_path, FormsDisagree,
+                   r"qrels version 'round1-majority': its Parquet rows "
+                   r"and qrels/round1-majority\.qrels disagree on 1 "
+                   r"row\(s\) \(topic \S+, document \S+: 0 in the "
+                   r"Parquet, [12] in")
 
 
 def test_run_parquet_that_disagrees_with_the_run_file_is_refused_naming_the_run(
