@@ -195,8 +195,8 @@ def _agreement(store: Store, m: dict[str, Any], names: dict[str, str]) -> list[s
         except PoolingError:
             continue
         found = True
-        out.append(f"- People with people, round {round_id}: {report.n_shared:,} pairs judged "
-                   f"by two or more; Fleiss' kappa {_num(report.fleiss_kappa)}, Krippendorff's "
+        out.append(f"- People with people, round {md.text(round_id)}: {report.n_shared:,} "
+                   "pairs judged by two or more; Fleiss' kappa {_num(report.fleiss_kappa)}, Krippendorff's "
                    f"alpha (ordinal) {_num(report.alpha_ordinal)}, overlap of relevant "
                    f"{_num(report.overlap)}")
     judges = [a for (a,) in store.sql("judges", "SELECT assessor_id FROM assessors WHERE "
@@ -210,8 +210,8 @@ def _agreement(store: Store, m: dict[str, Any], names: dict[str, str]) -> list[s
                 continue
             if labels.n_compared:
                 found = True
-                out.append(f"- Judge {names.get(judge, judge)} with people: {labels.n_compared:,}"
-                           f" pairs; Cohen's kappa {_num(labels.kappa)}")
+                out.append(f"- Judge {md.text(names.get(judge, judge))} with people: "
+                           f"{labels.n_compared:,} pairs; Cohen's kappa {_num(labels.kappa)}")
     if not found:
         out.append("No pair was judged twice (people with people, or a judge with people), so "
                    "agreement cannot be measured on this collection.")

@@ -1,8 +1,12 @@
 """`pooling import release STORE DIR`: rebuild a store from a release.
 
 The checksums are checked first, every file, before anything is read: a changed file is
-refused, naming it, and nothing is written. The store is built in a new file beside STORE
-and renamed to STORE only once it is complete, so a failure leaves no store behind. What
+refused, naming it, and nothing is written. Only the regular files SHA256SUMS lists are ever
+read (`CheckedRelease`): the manifest names files, never paths or patterns, and Parquet is
+read by Arrow from the checked file itself. The Parquet tables must agree with the TREC
+files (`pooling.release.forms`). The store is built in a work directory beside STORE
+(`pooling.release.partial`) and linked to STORE only once it is complete, so a failure, even
+a SIGKILL, leaves no store behind. What
 comes back is what the release holds: topics, documents (ids or texts), runs with their
 exact scores, every qrels version with its name, rule, grades, date and default mark, sampled
 versions' strata, subtopic versions' rows (read from their ndeval files), rounds with their
@@ -64,15 +68,26 @@ def import_release(release: str | os.PathLike[str], store_path: str | os.PathLik
         with Store.create(work / "store.duckdb") as store:
             counts = _fill(store, checked, manifest)
             store.sql("checkpoint", "CHECKPOINT")
-        try:
-            os.link(work / "store.duckdb", target)  # never replaces a store made meanwhile
-        except FileExistsError:
-            raise StoreError(f"{target} was created while the release was imported; nothing "
-                             "was replaced, give a new file name") from None
+        _keep(work / "store.duckdb", target)
     return ReleaseImport(target, manifest["title"],
                          tuple(v["name"] for v in manifest["qrels_versions"]),
                          manifest["default_qrels"], len(manifest["runs"]), counts["topics"],
                          counts["judgments"], len(checked.files))
+
+
+def _keep(built: Path, target: Path) -> None:
+    """Put the finished store at `target`: a hard link, which never replaces a store made
+    meanwhile; where the file system has no hard links, a rename after one more check."""
+    try:
+        os.link(built, target)
+    except FileExistsError:
+        raise StoreError(f"{target} was created while the release was imported; nothing was "
+                         "replaced, give a new file name") from None
+    except OSError:
+        if target.exists():
+            raise StoreError(f"{target} was created while the release was imported; nothing "
+                             "was replaced, give a new file name") from None
+        os.replace(built, target)
 
 
 def _manifest(checked: CheckedRelease) -> dict[str, Any]:
