@@ -5,7 +5,8 @@ ir_measures read) and as Parquet (what Hugging Face loads and what `pooling impo
 rebuilds the store from). Checksums only say the files are the ones listed; if the two forms
 disagree (a release altered and its checksums written again), a rebuilt store would score
 runs differently from the bundle's own TREC files. So the rebuilt tables are compared with
-the TREC files, row by row, and any difference refuses the import, naming the table.
+the TREC files, row by row (qrels and runs; the topics' ids and titles with topics.jsonl),
+and any difference refuses the import, naming the table.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from pooling.errors import PoolingError
+from pooling.release import layout
 from pooling.release.checksums import CheckedRelease
 from pooling.store.core import Store
 
@@ -40,6 +42,20 @@ _RUN_DIFF = f"""
     WHERE p.rank IS DISTINCT FROM t.rank OR p.score IS DISTINCT FROM t.score
     ORDER BY q, d"""
 
+# Topics: the ids and titles (whitespace runs as one space, as readers of topic files see
+# them) of the store's table against topics/topics.jsonl.
+_TOPICS_DIFF = f"""
+    WITH parquet AS (SELECT query_id, regexp_replace(trim(title), '\\s+', ' ', 'g') AS title
+                     FROM topics),
+    text_form AS (SELECT query_id, regexp_replace(trim(title), '\\s+', ' ', 'g') AS title
+                  FROM {_TREC_VIEW})
+    SELECT coalesce(p.query_id, t.query_id) AS q, NULL AS d,
+           CASE WHEN p.query_id IS NOT NULL THEN coalesce(p.title, '(no title)') END,
+           CASE WHEN t.query_id IS NOT NULL THEN coalesce(t.title, '(no title)') END
+    FROM parquet p FULL JOIN text_form t ON p.query_id = t.query_id
+    WHERE p.title IS DISTINCT FROM t.title OR p.query_id IS NULL OR t.query_id IS NULL
+    ORDER BY q"""
+
 
 class FormsDisagree(PoolingError):
     """A release whose Parquet and TREC forms of one table differ."""
@@ -48,11 +64,17 @@ class FormsDisagree(PoolingError):
 def check_forms_agree(store: Store, checked: CheckedRelease, m: dict[str, Any]) -> None:
     """Refuse a release whose rebuilt qrels or runs (from Parquet) differ from its TREC files,
     or whose Parquet holds versions or runs the manifest does not list."""
+    from pooling.formats import read_topics
     from pooling.formats.trec_qrels import read_trec_qrels
     from pooling.formats.trec_run import read_trec_run
 
     _refuse_strays(store, "qrels", "version", [v["name"] for v in m["qrels_versions"]],
                    "qrels version")
+    topics = checked.path(layout.TOPICS_JSONL, "the topics")
+    listed = (read_topics(topics, format="jsonl") if topics.stat().st_size  # none: no file
+              else pa.table({"query_id": pa.array([], pa.string()),
+                             "title": pa.array([], pa.string())}))
+    _compare(store, _TOPICS_DIFF, None, listed, "the topics", layout.TOPICS_JSONL)
     _refuse_strays(store, "run_results", "run_id", [r["run_id"] for r in m["runs"]], "run")
     for v in m["qrels_versions"]:
         what = f"qrels version {v['name']!r}"
@@ -67,16 +89,19 @@ def check_forms_agree(store: Store, checked: CheckedRelease, m: dict[str, Any]) 
                  parsed.table.select(["query_id", "doc_id", "rank", "score"]), what, r["file"])
 
 
-def _compare(store: Store, query: str, key: str, trec: pa.Table, what: str, file: str) -> None:
+def _compare(store: Store, query: str, key: str | None, trec: pa.Table, what: str,
+             file: str) -> None:
     store.con.register(_TREC_VIEW, trec)
     try:
-        rows = store.sql(f"compare {what}", query, [key]).fetchall()
+        rows = store.sql(f"compare {what}", query, [key] if key is not None else None
+                         ).fetchall()
     finally:
         store.con.unregister(_TREC_VIEW)
     if not rows:
         return
-    shown = "; ".join(f"topic {q}, document {d}: {_said(p)} in the Parquet, {_said(t)} in "
-                      f"{file}" for q, d, p, t in rows[:_SHOWN])
+    shown = "; ".join(f"topic {q}" + (f", document {d}" if d is not None else "")
+                      + f": {_said(p)} in the Parquet, {_said(t)} in {file}"
+                      for q, d, p, t in rows[:_SHOWN])
     raise FormsDisagree(f"{what}: its Parquet rows and {file} disagree on {len(rows):,} "
                         f"row(s) ({shown}); the release was altered after it was written, so "
                         "nothing was imported: fetch the release again")

@@ -212,3 +212,15 @@ def test_an_untouched_release_still_imports_and_counts_its_checked_files(release
     assert f"checked {listed} files" in out and target.is_file()
     assert [p.name for p in target.parent.iterdir()] == ["rebuilt.duckdb"]
     assert not any(os.path.islink(p) for p in release.rglob("*"))
+
+
+def test_topics_parquet_that_disagrees_with_the_topics_file_is_refused(release, tmp_path):
+    def retitle(rows):
+        rows[0]["title"] = "another topic altogether"
+
+    rewrite_parquet(release / "data" / "topics.parquet", retitle)
+    resign(release)
+    assert_refused(release, tmp_path, FormsDisagree,
+                   r"the topics: its Parquet rows and topics/topics\.jsonl disagree on 1 "
+                   r"row\(s\) \(topic 101: another topic altogether in the Parquet, Electric "
+                   "Vehicles Costs in")
