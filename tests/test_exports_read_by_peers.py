@@ -3,7 +3,7 @@ they compute from it the values we do.
 
 The files come from every writer a user meets: `pooling export qrels` and `export run` (to a
 file with -o, and to stdout as `> file` saves it), a qrels version derived from a judged
-round, and the organiser's qrels download in the web app. Each is read by the real peer
+round, the organiser's qrels download in the web app, and a release's qrels and runs. Each is read by the real peer
 libraries (pytrec_eval, ir_measures, ranx, trectools) with their own readers, and MAP, P@5,
 nDCG@10 and RR they compute must equal `pooling.evaluation.evaluate` on the same files.
 """
@@ -130,12 +130,16 @@ def exports(tmp_path_factory) -> dict[str, Path]:
     with open(files["export run > file"], "w") as fh:
         pooling("export", "run", store, "sysB", stdout=fh)
     web_download(store, "judged r1", files["web app qrels download"])
+    # A release's qrels and runs, as people download them with the collection.
+    pooling("release", store, d / "release", "--no-pool-bias")
+    files["release qrels"] = d / "release" / "qrels" / "official.qrels"
+    files["release run"] = d / "release" / "runs" / "sysA.run"
     return files
 
 
 QRELS_EXPORTS = ["export qrels -o", "export qrels > file", "derived qrels, export -o",
-                 "web app qrels download"]
-RUN_EXPORTS = ["export run -o", "export run > file"]
+                 "web app qrels download", "release qrels"]
+RUN_EXPORTS = ["export run -o", "export run > file", "release run"]
 
 
 # -- the peers, each reading the files itself ---------------------------------------------------

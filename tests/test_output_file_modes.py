@@ -141,3 +141,18 @@ def test_a_missing_folder_is_named_by_the_destination_not_the_temporary(tmp_path
     with pytest.raises(FileNotFoundError) as info:
         write_text(target, "x\n")
     assert info.value.filename == str(target)
+
+
+def test_a_release_and_a_store_rebuilt_from_it_follow_the_umask(campaign):
+    """A release is a folder to publish: every folder in it 0755, every file 0644 (a
+    work directory made by mkdtemp would be 0700); the rebuilt store is 0644 too."""
+    release = campaign / "release"
+    cli("release", campaign / "c.duckdb", release, "--no-pool-bias")
+    folders = [release, *(p for p in release.rglob("*") if p.is_dir())]
+    files = [p for p in release.rglob("*") if p.is_file()]
+    assert len(folders) > 3 and len(files) > 10
+    assert {oct(mode(p)) for p in folders} == {oct(0o755)}
+    assert {oct(mode(p)) for p in files} == {oct(0o644)}
+    rebuilt = campaign / "rebuilt.duckdb"
+    cli("import", "release", rebuilt, release)
+    assert oct(mode(rebuilt)) == oct(0o644)

@@ -35,12 +35,23 @@ def release_cmd(
     pool_bias: Annotated[bool, typer.Option("--pool-bias/--no-pool-bias", help="Compute the "
                                             "leave-one-run-out pool bias for the datasheet.")] = True,
     force: Annotated[bool, typer.Option("--force", help="Replace DIRECTORY if it exists.")] = False,
+    round: Annotated[list[str], typer.Option("--round", help="A judging round to release "
+                                             "(repeatable; default: every round).")] = [],  # noqa: B006
+    exclude_round: Annotated[list[str], typer.Option(
+        "--exclude-round", help="A round to leave out: its pool, judgments and model calls "
+        "(repeatable).")] = [],  # noqa: B006
+    judgments: Annotated[bool, typer.Option("--judgments/--no-judgments", help="Release the "
+                                            "judgment history and who judged.")] = True,
+    process: Annotated[Path | None, typer.Option(
+        "--process", help="A Markdown file telling how the collection was really pooled and "
+        "judged, included in DATASHEET.md (its HTML escaped).", show_default=False)] = None,
 ) -> None:
     """Write a release: topics, qrels, runs, the pool and its provenance, the judgment history
     (people pseudonymised), DATASHEET.md, CITATION.cff, Parquet copies with a dataset card,
     BEIR and ir_datasets files, and SHA256SUMS over all of them."""
     from pooling.errors import PoolingError
     from pooling.release import DocsMode, ReleaseOptions, RunsMode, write_release
+    from pooling.release.options import read_process
     from pooling.store import Store
 
     try:
@@ -50,7 +61,10 @@ def release_cmd(
                            "text or none") from exc
     options = ReleaseOptions(qrels=tuple(qrels) or None, runs=runs_mode, documents=docs_mode,
                              title=title, authors=tuple(author), license=license,
-                             version=version, pool_bias=pool_bias, force=force)
+                             version=version, pool_bias=pool_bias, force=force,
+                             rounds=tuple(round) or None, exclude_rounds=tuple(exclude_round),
+                             judgments=judgments,
+                             process=read_process(process) if process is not None else None)
     with Store(store) as s, terminal_progress() as bar:
         summary = write_release(s, directory, options, progress=bar)
     default = f" (default {summary.default_qrels})" if summary.default_qrels else ""

@@ -21,6 +21,9 @@ from pooling.judging.rounds import get_round
 from pooling.store.core import Store, utcnow
 
 ROLES = ("assessor", "organiser")
+# What an assessor is: a person; a simulated worker (`pooling crowd simulate`), who answers
+# like one but is counted nowhere as a person; an automatic judge (`pooling judge`).
+PERSON, SIMULATED, MODEL = "person", "simulated", "model"
 
 
 @dataclass(frozen=True)
@@ -39,20 +42,24 @@ def hash_token(token: str) -> str:
 
 def add_assessor(
     store: Store, name: str, *, contact: str | None = None, role: str = "assessor",
-    assessor_id: str | None = None,
+    assessor_id: str | None = None, kind: str = PERSON,
 ) -> NewAssessor:
-    """Add an assessor (or organiser); returns the secret token, which is not stored."""
+    """Add an assessor (or organiser), a person unless `kind` says a simulated worker;
+    returns the secret token, which is not stored."""
     if role not in ROLES:
         raise StoreError(f"role must be one of {', '.join(ROLES)}")
+    if kind not in (PERSON, SIMULATED):
+        raise StoreError(f"an assessor added here is a {PERSON} or {SIMULATED}, not {kind!r}; "
+                         "automatic judges are added by `pooling judge`")
     assessor_id = assessor_id or slug(name)
     if store.one("find assessor", "SELECT 1 FROM assessors WHERE assessor_id = ?", [assessor_id]):
         raise StoreError(f"assessor id {assessor_id!r} exists; give another name or --id")
     token = secrets.token_urlsafe(24)
     with store.transaction() as con:
         con.execute(
-            "INSERT INTO assessors (assessor_id, name, contact, role, token_sha256, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [assessor_id, name, contact, role, hash_token(token), utcnow()],
+            "INSERT INTO assessors (assessor_id, name, contact, role, token_sha256, created_at, "
+            "kind) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [assessor_id, name, contact, role, hash_token(token), utcnow(), kind],
         )
     return NewAssessor(assessor_id, name, role, token)
 

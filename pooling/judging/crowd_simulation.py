@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from pooling.errors import StoreError
-from pooling.judging.assessors import add_assessor
+from pooling.judging.assessors import MODEL, SIMULATED, add_assessor
 from pooling.judging.history import Judgment
 from pooling.judging.judgments import record
 from pooling.judging.queue import topic_queue
@@ -139,7 +139,8 @@ def play_round(store: Store, round_id: str, truth: Mapping[Pair, int],
     them: each turn a worker (at random) takes a task of up to `task_size` pairs of one topic
     from their queue, answers from their confusion matrix and the `truth` (absent pairs are
     graded 0), and the answers are stored as one submission of theirs. Workers not yet in the
-    store are added as assessors (people: that is what the simulation stands for)."""
+    store are added as assessors of kind `simulated`: they judge as people do, and are
+    counted as people nowhere (a release's datasheet counts them apart)."""
     if task_size < 1:
         raise StoreError(f"a task holds at least one pair, got {task_size}")
     rnd = get_round(store, round_id)
@@ -207,8 +208,8 @@ def _register(store: Store, workers: Sequence[SimulatedWorker]) -> None:
         "SELECT assessor_id, kind FROM assessors").fetchall()}
     for w in workers:
         if w.assessor_id not in known:
-            add_assessor(store, w.assessor_id, assessor_id=w.assessor_id)
-        elif known[w.assessor_id] != "person":
+            add_assessor(store, w.assessor_id, assessor_id=w.assessor_id, kind=SIMULATED)
+        elif known[w.assessor_id] == MODEL:
             raise StoreError(f"{w.assessor_id!r} is an automatic judge; give the simulated "
                              "workers another --prefix")
 

@@ -62,7 +62,8 @@ def record_decisions(store: Store, round_id: str, workers: Sequence[str], decisi
                          [round_id]).fetchone()[0] == 0:
         raise StoreError(f"no round {round_id!r} in the store; check the round's name")
     people = {a for (a,) in store.con.execute(
-        "SELECT assessor_id FROM assessors WHERE kind = 'person' AND assessor_id IN "
+        "SELECT assessor_id FROM assessors WHERE coalesce(kind, 'person') <> 'model' AND "
+        "assessor_id IN "
         "(SELECT UNNEST(?))", [list(workers)]).fetchall()}
     unknown = [w for w in workers if w not in people]
     if unknown:

@@ -1,8 +1,9 @@
 """The dataset card: README.md with the YAML front matter the Hugging Face hub reads.
 
-Each Parquet table is a config (`configs:` with `data_files`), loadable with
-`datasets.load_dataset(DIR, CONFIG, split="test")`; the qrels are the default config. The
-body says what the bundle holds and how each library loads it.
+Each Parquet table with rows is a config (`configs:` with `data_files`), loadable with
+`datasets.load_dataset(DIR, CONFIG, split="test")`; the qrels are the default config. A
+table without rows is no config: `datasets` refuses a split with no data. The body says what
+the bundle holds and how each library loads it; every value from input in it is escaped.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pooling.release import layout
+from pooling.release import markdown as md
 
 SPLIT = "test"  # a test collection is for testing
 _DESCRIBE = {
@@ -30,7 +32,8 @@ _DESCRIBE = {
 def card_text(manifest: dict[str, Any]) -> str:
     """README.md: front matter (configs, license, pretty_name, tags), then the body."""
     q = json.dumps
-    parquet = manifest["files"]["parquet"]
+    rows = manifest.get("parquet_rows") or {}
+    parquet = {k: v for k, v in manifest["files"]["parquet"].items() if rows.get(k, 1)}
     order = ["qrels", *[k for k in parquet if k != "qrels"]]
     head = ["---", f"pretty_name: {q(manifest['title'])}",
             f"license: {q(manifest['license'] if manifest['license'] != 'unknown' else 'other')}",
@@ -46,13 +49,14 @@ def card_text(manifest: dict[str, Any]) -> str:
     head.append("---")
     default = manifest["default_qrels"]
     versions = "\n".join(
-        f"- `{v['name']}`{' (default)' if v['name'] == default else ''}: {v['method']}, "
+        f"- {md.text(v['name'])}{' (default)' if v['name'] == default else ''}: "
+        f"{md.text(v['method'])}, "
         f"{v['n_rows']:,} judgments on {v['n_topics']:,} topics, grades "
         f"{', '.join(map(str, v['grades']))}; `{v['file']}`"
         for v in manifest["qrels_versions"]) or "- none"
     configs = "\n".join(f"- `{k}`: {_DESCRIBE.get(k, k)}" for k in order if k in parquet)
     body = f"""
-# {manifest['title']}
+# {md.text(manifest['title'])}
 
 An information-retrieval test collection ({manifest['topics']:,} topics,
 {len(manifest['runs'])} runs). How it was built (pool, judging effort, agreement, pool bias)

@@ -44,6 +44,14 @@ PARQUET = {
 }
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
+# Where an input came from is released as its file name: the folders before it are the
+# organiser's own disk (`../../data/qrels.txt` is released as `qrels.txt`).
+FOLDERS = r"^.*[/\\]"
+
+
+def source_name(source: str | None) -> str | None:
+    """An input's recorded source as the release names it: its file name, no folders."""
+    return None if source is None else re.sub(FOLDERS, "", source)
 
 
 def file_stem(name: str) -> str:

@@ -1,8 +1,12 @@
 """`pooling import release STORE DIR`: rebuild a store from a release.
 
 The checksums are checked first, every file, before anything is read: a changed file is
-refused, naming it, and nothing is written. The store is built in a new file beside STORE
-and renamed to STORE only once it is complete, so a failure leaves no store behind. What
+refused, naming it, and nothing is written. Only the regular files SHA256SUMS lists are ever
+read (`CheckedRelease`): the manifest names files, never paths or patterns, and Parquet is
+read by Arrow from the checked file itself. The Parquet tables must agree with the TREC
+files (`pooling.release.forms`). The store is built in a work directory beside STORE
+(`pooling.release.partial`) and linked to STORE only once it is complete, so a failure, even
+a SIGKILL, leaves no store behind. What
 comes back is what the release holds: topics, documents (ids or texts), runs with their
 exact scores, every qrels version with its name, rule, grades, date and default mark, sampled
 versions' strata, subtopic versions' rows (read from their ndeval files), rounds with their
@@ -14,6 +18,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -23,8 +29,11 @@ import pyarrow as pa
 
 from pooling.errors import StoreError
 from pooling.release import layout
-from pooling.release.checksums import file_sha256, verify_checksums
+from pooling.release.checksums import CheckedRelease, check_release, file_sha256
+from pooling.release.forms import check_forms_agree
+from pooling.release.partial import work_dir
 from pooling.release.writer import FORMAT, FORMAT_VERSION, ReleaseError
+from pooling.store import faults
 from pooling.store.core import Store, utcnow
 
 
@@ -53,28 +62,39 @@ def import_release(release: str | os.PathLike[str], store_path: str | os.PathLik
     if target.exists():
         raise StoreError(f"{target} already exists; a release is imported into a new store, "
                          "give a new file name")
-    checked = verify_checksums(root)
-    manifest = _manifest(root)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    for leftover in (temporary, temporary.with_name(temporary.name + ".wal")):
-        leftover.unlink(missing_ok=True)
-    try:
-        with Store.create(temporary) as store:
-            counts = _fill(store, root, manifest)
+    checked = check_release(root)
+    manifest = _manifest(checked)
+    with work_dir(target) as work:
+        with Store.create(work / "store.duckdb") as store:
+            counts = _fill(store, checked, manifest)
             store.sql("checkpoint", "CHECKPOINT")
-        os.replace(temporary, target)
-    finally:
-        for leftover in (temporary, temporary.with_name(temporary.name + ".wal")):
-            leftover.unlink(missing_ok=True)
+        _keep(work / "store.duckdb", target)
     return ReleaseImport(target, manifest["title"],
                          tuple(v["name"] for v in manifest["qrels_versions"]),
                          manifest["default_qrels"], len(manifest["runs"]), counts["topics"],
-                         counts["judgments"], len(checked))
+                         counts["judgments"], len(checked.files))
 
 
-def _manifest(root: Path) -> dict[str, Any]:
+def _keep(built: Path, target: Path) -> None:
+    """Put the finished store at `target`: a hard link, which never replaces a store made
+    meanwhile; where the file system has no hard links, a rename after one more check."""
     try:
-        manifest = json.loads((root / layout.MANIFEST).read_text(encoding="utf-8"))
+        os.link(built, target)
+    except FileExistsError:
+        raise StoreError(f"{target} was created while the release was imported; nothing was "
+                         "replaced, give a new file name") from None
+    except OSError:
+        if target.exists():
+            raise StoreError(f"{target} was created while the release was imported; nothing "
+                             "was replaced, give a new file name") from None
+        os.replace(built, target)
+
+
+def _manifest(checked: CheckedRelease) -> dict[str, Any]:
+    root = checked.root
+    try:
+        manifest = json.loads(checked.path(layout.MANIFEST, "the manifest")
+                              .read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ReleaseError(f"{root / layout.MANIFEST} cannot be read ({exc}); release the "
                            "store again") from exc
@@ -84,15 +104,34 @@ def _manifest(root: Path) -> dict[str, Any]:
     if manifest.get("format_version", 0) > FORMAT_VERSION:
         raise ReleaseError(f"{root} was written by a newer pooling (release format "
                            f"{manifest['format_version']}); upgrade pooling to import it")
+    for name, relative in manifest["files"]["parquet"].items():
+        if layout.PARQUET.get(name) != relative:
+            raise ReleaseError(f"{root / layout.MANIFEST}: the Parquet table {name!r} is given as "
+                               f"{relative!r}; a release names its tables' files as "
+                               f"`pooling release` writes them ({layout.PARQUET.get(name)!r}), "
+                               "never paths or patterns; fetch the release again")
     return manifest
 
 
-def _parquet(root: Path, manifest: dict[str, Any], name: str) -> str | None:
-    """The SQL literal of a released Parquet table's path, None when it was not released."""
-    relative = manifest["files"]["parquet"].get(name)
+@contextmanager
+def _parquet(store: Store, checked: CheckedRelease, m: dict[str, Any], name: str
+             ) -> Iterator[str | None]:
+    """A released Parquet table registered as a view for the duration (its name), None when
+    it was not released. Read by Arrow from the checked file itself: no glob, no path
+    outside the release."""
+    import pyarrow.dataset as ds
+
+    relative = m["files"]["parquet"].get(name)
     if relative is None:
-        return None
-    return "'" + str(root / relative).replace("'", "''") + "'"
+        yield None
+        return
+    view = f"_released_{name}"
+    store.con.register(view, ds.dataset(str(checked.path(relative, f"table {name}")),
+                                        format="parquet"))
+    try:
+        yield view
+    finally:
+        store.con.unregister(view)
 
 
 def _time(text: str | None) -> datetime | None:
@@ -141,15 +180,18 @@ def _insert_subtopic_rows(store: Store, path: Path, version: str) -> None:
         store.con.unregister("_subtopic_rows")
 
 
-def _fill(store: Store, root: Path, m: dict[str, Any]) -> dict[str, int]:
+def _fill(store: Store, checked: CheckedRelease, m: dict[str, Any]) -> dict[str, int]:
     now = utcnow()
+    root = checked.root
     with store.transaction():
-        if (p := _parquet(root, m, "topics")) is not None:
-            store.sql("topics", "INSERT INTO topics SELECT query_id, title, description, "
-                      f"narrative, extra, source FROM read_parquet({p})")
-        if (p := _parquet(root, m, "documents")) is not None:
-            store.sql("documents", "INSERT INTO documents SELECT doc_id, title, text, url, "
-                      f"NULL, 'release' FROM read_parquet({p})")
+        with _parquet(store, checked, m, "topics") as p:
+            if p is not None:
+                store.sql("topics", "INSERT INTO topics SELECT query_id, title, description, "
+                          f"narrative, extra, source FROM {p}")
+        with _parquet(store, checked, m, "documents") as p:
+            if p is not None:
+                store.sql("documents", "INSERT INTO documents SELECT doc_id, title, text, url, "
+                          f"NULL, 'release' FROM {p}")
         for r in m["runs"]:
             store.sql("run", "INSERT INTO runs (run_id, tag, team, description, source, sha256, "
                       "imported_at, n_rows, n_topics, pooled, dedupe, duplicates_dropped) "
@@ -158,9 +200,10 @@ def _fill(store: Store, root: Path, m: dict[str, Any]) -> dict[str, int]:
                        f"release:{r['file']}", r["sha256"], _time(r["imported_at"]),
                        r["n_rows"], r["n_topics"], r["pooled"], r["dedupe"],
                        r["duplicates_dropped"]])
-        if (p := _parquet(root, m, "runs")) is not None:
-            store.sql("run results", "INSERT INTO run_results SELECT run_id, query_id, doc_id, "
-                      f"rank, score FROM read_parquet({p})")
+        with _parquet(store, checked, m, "runs") as p:
+            if p is not None:
+                store.sql("run results", "INSERT INTO run_results SELECT run_id, query_id, "
+                          f"doc_id, rank, score FROM {p}")
         for v in m["qrels_versions"]:
             store.sql("qrels version", "INSERT INTO qrels_versions (name, created_at, method, "
                       "source, sha256, grades, relevance_level, n_rows, n_topics, params, "
@@ -171,11 +214,14 @@ def _fill(store: Store, root: Path, m: dict[str, Any]) -> dict[str, int]:
                        v["judges"]])
         for table, name in (("qrels", "qrels"), ("qrels_strata", "qrels_strata"),
                             ("pool_entries", "pool"), ("pool_strata", "pool_strata")):
-            if (p := _parquet(root, m, name)) is not None:
-                store.sql(table, f"INSERT INTO {table} SELECT * FROM read_parquet({p})")
+            with _parquet(store, checked, m, name) as p:
+                if p is not None:
+                    store.sql(table, f"INSERT INTO {table} SELECT * FROM {p}")
         for v in m["qrels_versions"]:
             if v.get("subtopic_file"):
-                _insert_subtopic_rows(store, root / v["subtopic_file"], v["name"])
+                _insert_subtopic_rows(store, checked.path(v["subtopic_file"],
+                                                          f"qrels version {v['name']!r}"),
+                                      v["name"])
         if m["default_qrels"]:
             store.sql("default qrels", "INSERT OR REPLACE INTO store_meta VALUES "
                       "('default_qrels', ?)", [m["default_qrels"]])
@@ -193,8 +239,9 @@ def _fill(store: Store, root: Path, m: dict[str, Any]) -> dict[str, int]:
                       "VALUES (?, ?, 'assessor', '', ?, ?, ?, ?, ?, ?)",
                       [a["name"], a["name"], now, a["kind"], a["backend"], a["model"],
                        a["prompt_sha256"], now])
+        faults.reached("import-release:judgments")
         if (relative := m["files"]["parquet"].get("judgments")) is not None:
-            _append_history(store, root / relative)
+            _append_history(store, checked.path(relative, "table judgments"))
         subsets = m.get("topic_subsets") or {}
         if subsets:
             rows = [(name, q) for name, ids in subsets.items() for q in ids]
@@ -208,6 +255,7 @@ def _fill(store: Store, root: Path, m: dict[str, Any]) -> dict[str, int]:
                   "imported_at, details) VALUES (?, 'release', ?, ?, ?, ?)",
                   [file_sha256(root / layout.CHECKSUMS), str(root), m["title"], now,
                    json.dumps({"release_version": m["version"]})])
+        check_forms_agree(store, checked, m)
     topics = store.one("count topics", "SELECT count(*) FROM topics")
     judgments = store.one("count judgments", "SELECT count(*) FROM judgments")
     return {"topics": int(topics[0]) if topics else 0,

@@ -1,8 +1,9 @@
 """`pooling release STORE OUT/`: write a store's collection as a directory others can load.
 
-Everything is written into a new directory beside OUT and renamed to OUT at the very end,
-so an interrupted release leaves nothing under OUT (only a `.OUT.*.partial` directory beside
-it, removed on the way out when it can be). An existing OUT is refused unless `force`.
+Everything is written into a work directory beside OUT and renamed to OUT at the very end,
+so an interrupted release leaves nothing under OUT; a work directory left by a release that
+was killed is removed by the next one (`pooling.release.partial`). An existing OUT is
+refused unless `force`.
 Tables are streamed batch by batch, and runs one at a time, so memory stays flat.
 """
 
@@ -10,22 +11,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pooling.errors import PoolingError
 from pooling.release import layout, tables
 from pooling.release.checksums import write_checksums
 from pooling.release.options import DocsMode, ReleaseOptions, RunsMode
+from pooling.release.partial import work_dir
 from pooling.release.pseudonyms import released_names
 from pooling.release.sinks import ParquetSink, TextSink, jsonl_sink, pump, tsv_sink
 from pooling.release.topic_files import beir_query, irds_query, jsonl_topic, trec_topic
+from pooling.store import faults
 from pooling.store.core import Store
 from pooling.terminal.progress import NoProgress, Progress
 
@@ -61,15 +63,26 @@ def write_release(store: Store, out: str | os.PathLike[str], options: ReleaseOpt
         raise ReleaseError(f"{out} exists; choose a new directory, or replace it with --force")
     versions = _chosen_versions(store, options.qrels)
     runs = _chosen_runs(store, options.runs)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
-    try:
-        summary = _write(store, work, versions, runs, options, progress)
-        _move_into_place(work, out)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+    rounds = chosen_rounds(store, options.rounds, options.exclude_rounds)
+    with work_dir(out) as work, tables.released_rounds(store, rounds):
+        bundle = work / "release"
+        bundle.mkdir(0o777)  # the mode any new directory gets (0755 under umask 022)
+        summary = _write(store, bundle, versions, runs, options, progress)
+        _move_into_place(bundle, out, work)
     return ReleaseSummary(out, *summary)
+
+
+def chosen_rounds(store: Store, wanted: tuple[str, ...] | None, excluded: tuple[str, ...]
+                  ) -> list[str]:
+    """The rounds a release holds: `wanted` (None: every round) less `excluded`; a name that
+    is not a round of the store is refused, listing the rounds."""
+    every = [r for (r,) in store.sql("rounds", "SELECT round_id FROM rounds "
+                                     "ORDER BY created_at, round_id").fetchall()]
+    unknown = [r for r in (*(wanted or ()), *excluded) if r not in every]
+    if unknown:
+        raise ReleaseError(f"no round {unknown[0]!r} in the store; its rounds are "
+                           f"{', '.join(every) or 'none'}")
+    return [r for r in every if (wanted is None or r in wanted) and r not in excluded]
 
 
 def _chosen_versions(store: Store, wanted: tuple[str, ...] | None) -> list[str]:
@@ -113,15 +126,18 @@ def _write(store: Store, root: Path, versions: list[str], runs: list[str],
     subtopics = _write_subtopic_qrels(store, root, versions, qrels_stems)
     n_docs = _write_documents(store, root, versions, options.documents)
     _write_runs(store, root, runs, run_stems, progress)
+    faults.reached("release:pool")
     rounds = _write_pool(store, root)
     names = released_names(store)
-    n_judgments, assessors = _write_judgments(store, root, names)
+    n_judgments, assessors = (_write_judgments(store, root, names) if options.judgments
+                              else (0, []))
     manifest = _manifest(store, root, options, versions, qrels_stems, sampled, subtopics,
                          default, runs, run_stems, rounds, assessors, names, n_topics, n_docs)
     (root / layout.MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n",
                                         encoding="utf-8")
     progress.start("datasheet")
-    write_datasheet(store, root, manifest, names, pool_bias=options.pool_bias)
+    write_datasheet(store, root, manifest, names, pool_bias=options.pool_bias,
+                    process=options.process)
     write_citation(root, manifest)
     write_card(root, manifest)
     progress.finish()
@@ -130,7 +146,7 @@ def _write(store: Store, root: Path, versions: list[str], runs: list[str],
 
 
 def _write_topics(store: Store, root: Path) -> int:
-    return pump(tables.batches(store, "read topics", tables.TOPICS),
+    return pump(tables.with_source_names(tables.batches(store, "read topics", tables.TOPICS)),
                 TextSink(root / layout.TOPICS_TREC, trec_topic),
                 jsonl_sink(root / layout.TOPICS_JSONL, jsonl_topic),
                 jsonl_sink(root / layout.BEIR_QUERIES, beir_query),
@@ -188,8 +204,10 @@ def _write_subtopic_qrels(store: Store, root: Path, versions: list[str],
 
 
 def _write_documents(store: Store, root: Path, versions: list[str], mode: DocsMode) -> int:
-    """The documents table (ids, or with `text` their texts) as Parquet, and a corpus for
-    BEIR and ir_datasets that also lists judged documents the store has no row for."""
+    """The documents (ids, or with `text` their texts) as Parquet and as a corpus for BEIR
+    and ir_datasets, all three listing the same ids: the store's documents, then judged
+    documents the store has no row for (a store of qrels and runs only has no rows at all).
+    Returns how many documents that is."""
     if mode is DocsMode.none:
         return 0
 
@@ -201,13 +219,11 @@ def _write_documents(store: Store, root: Path, versions: list[str], mode: DocsMo
                          lambda r: f"{r['doc_id']}\t{' '.join((r['text'] or '').split())}\n")]
 
     query = tables.DOCUMENT_TEXTS if mode is DocsMode.text else tables.DOCUMENT_IDS
-    corpus = corpus_sinks()
-    holding = _Holding(corpus)
-    n = pump(tables.batches(store, "read documents", query), *holding.sinks(),
-             ParquetSink(root / layout.PARQUET["documents"], tables.DOCUMENTS_SCHEMA))
-    pump(tables.batches(store, "judged documents", tables.JUDGED_WITHOUT_ROW, [versions]),
-         *corpus)
-    return n
+    every = [*corpus_sinks(), ParquetSink(root / layout.PARQUET["documents"],
+                                          tables.DOCUMENTS_SCHEMA)]
+    n = pump(tables.batches(store, "read documents", query), *_Holding(every).sinks())
+    return n + pump(tables.batches(store, "judged documents", tables.JUDGED_WITHOUT_ROW,
+                                   [versions]), *every)
 
 
 class _Holding:
@@ -262,6 +278,7 @@ def _write_pool(store: Store, root: Path) -> list[dict[str, Any]]:
     which run contributed which entry at which rank. Returns the rounds."""
     rounds = _rows(store, "SELECT round_id, strategy, params, seed, grades, pooled_runs, "
                    "created_at, adaptive, candidate_depth, topics FROM rounds "
+                   f"WHERE round_id IN (SELECT round_id FROM {tables.ROUNDS_TABLE}) "
                    "ORDER BY created_at, round_id")
     for r in rounds:
         r["params"] = json.loads(r["params"]) if r["params"] else None
@@ -273,7 +290,8 @@ def _write_pool(store: Store, root: Path) -> list[dict[str, Any]]:
     pump(tables.batches(store, "read pool", tables.POOL),
          tsv_sink(root / layout.POOL_ENTRIES, tables.POOL_SCHEMA.names),
          ParquetSink(root / layout.PARQUET["pool"], tables.POOL_SCHEMA))
-    if store.one("strata?", "SELECT 1 FROM pool_strata LIMIT 1"):
+    if store.one("strata?", "SELECT 1 FROM pool_strata WHERE round_id IN (SELECT round_id "
+                 f"FROM {tables.ROUNDS_TABLE}) LIMIT 1"):
         pump(tables.batches(store, "read pool strata", tables.POOL_STRATA),
              ParquetSink(root / layout.PARQUET["pool_strata"], tables.POOL_STRATA_SCHEMA))
     pump(tables.batches(store, "pool contributions", tables.CONTRIBUTIONS),
@@ -286,7 +304,8 @@ def _write_judgments(store: Store, root: Path, names: dict[str, str]
                      ) -> tuple[int, list[dict[str, Any]]]:
     """The judgment history, people under their pseudonyms, and who judged: people by
     pseudonym only, automatic judges by backend, model and prompt hash."""
-    if not store.one("judgments?", "SELECT 1 FROM judgments LIMIT 1"):
+    if not store.one("judgments?", f"SELECT 1 FROM judgments WHERE {tables.RELEASED_JUDGMENT} "
+                     "LIMIT 1"):
         return 0, []
     mapping = pa.table({"assessor_id": list(names), "name": list(names.values())})
     store.con.register(tables.NAMES_TABLE, mapping)
@@ -296,14 +315,13 @@ def _write_judgments(store: Store, root: Path, names: dict[str, str]
                  ParquetSink(root / layout.PARQUET["judgments"], tables.JUDGMENTS_SCHEMA))
     finally:
         store.con.unregister(tables.NAMES_TABLE)
+    judged = (f"SELECT DISTINCT assessor_id FROM judgments WHERE {tables.RELEASED_JUDGMENT}")
     rows = _rows(store, "SELECT assessor_id, coalesce(kind, 'person') AS kind, backend, model, "
-                 "prompt_sha256 FROM assessors WHERE assessor_id IN "
-                 "(SELECT DISTINCT assessor_id FROM judgments)")
+                 f"prompt_sha256 FROM assessors WHERE assessor_id IN ({judged})")
     known = {r["assessor_id"] for r in rows}
     rows += [{"assessor_id": a, "kind": "person", "backend": None, "model": None,
               "prompt_sha256": None} for a in sorted(
-                  {r[0] for r in store.sql("judging ids", "SELECT DISTINCT assessor_id FROM "
-                                           "judgments").fetchall()} - known)]
+                  {r[0] for r in store.sql("judging ids", judged).fetchall()} - known)]
     assessors = sorted(({"name": names[r["assessor_id"]], "kind": r["kind"],
                          "backend": r["backend"], "model": r["model"],
                          "prompt_sha256": r["prompt_sha256"]} for r in rows),
@@ -326,6 +344,7 @@ def _manifest(store: Store, root: Path, options: ReleaseOptions, versions: list[
         info["judges"] = [names.get(j, j) for j in info.get("judges") or []] or None
         info["params"] = json.loads(info["params"]) if info.get("params") else None
         info["grades"] = list(info["grades"])
+        info["source"] = layout.source_name(info["source"])
         info["default"] = version == default
         info["file"] = layout.qrels_path(qrels_stems[version])
         info["beir_file"] = layout.beir_qrels_path(qrels_stems[version])
@@ -354,6 +373,7 @@ def _manifest(store: Store, root: Path, options: ReleaseOptions, versions: list[
         "topics": n_topics,
         "documents": {"mode": options.documents.value, "rows": n_docs},
         "runs_mode": options.runs.value,
+        "judgments": options.judgments,
         "default_qrels": default,
         "qrels_versions": qrels,
         "runs": run_rows,
@@ -363,6 +383,8 @@ def _manifest(store: Store, root: Path, options: ReleaseOptions, versions: list[
         "files": {"topics": [layout.TOPICS_TREC, layout.TOPICS_JSONL],
                   "parquet": {k: v for k, v in layout.PARQUET.items() if (root / v).exists()}},
     }
+    manifest["parquet_rows"] = {k: pq.ParquetFile(root / v).metadata.num_rows
+                                for k, v in manifest["files"]["parquet"].items()}
     return json.loads(json.dumps(manifest, default=_json))
 
 
@@ -380,13 +402,10 @@ def _json(value: object) -> object:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def _move_into_place(work: Path, out: Path) -> None:
-    """Rename the finished directory to `out`; an existing `out` (with force) is moved aside
-    first and removed only once the new one is in place."""
-    old = None
-    if out.exists():
-        old = out.with_name(f".{out.name}.{os.getpid()}.replaced")
-        os.replace(out, old)
-    os.replace(work, out)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink()
+def _move_into_place(bundle: Path, out: Path, work: Path) -> None:
+    """Rename the finished directory to `out`; an existing `out` (with force) is moved into
+    the work directory first, which is removed (or swept by a later run) once the new one is
+    in place."""
+    if out.exists() or out.is_symlink():
+        os.replace(out, work / "replaced")
+    os.replace(bundle, out)

@@ -1,7 +1,8 @@
 """Fault-injection points for crash tests; inert unless POOLING_KILL_AT is set.
 
 `POOLING_KILL_AT=rows:N` SIGKILLs the process once N rows of an import have been written;
-`POOLING_KILL_AT=commit:MS` SIGKILLs it MS milliseconds after COMMIT starts. Tests use these
+`POOLING_KILL_AT=commit:MS` SIGKILLs it MS milliseconds after COMMIT starts;
+`POOLING_KILL_AT=at:POINT` SIGKILLs it when it reaches the named point (`reached`). Tests use these
 to prove that an import killed at any point leaves the store exactly as it was.
 """
 
@@ -33,3 +34,10 @@ def before_commit() -> None:
         timer = threading.Timer(delay, _kill)
         timer.daemon = True
         timer.start()
+
+
+def reached(point: str) -> None:
+    """Called at a named point of a long write (`release:runs`, `import-release:judgments`):
+    `POOLING_KILL_AT=at:POINT` SIGKILLs the process there, half-way through its output."""
+    if _SPEC == f"at:{point}":
+        _kill()

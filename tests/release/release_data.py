@@ -48,3 +48,27 @@ def build_demo_store(folder: Path) -> Path:
     cli("qrels", "derive", store, "--round", "round1", "--rule", "majority", "--name",
         "round1-majority")
     return store
+
+
+def documents_seen(release: Path, cache: Path) -> dict[str, int]:
+    """How many documents each reader of a release sees: Hugging Face's `documents` config,
+    BEIR's corpus, ir_datasets' docs, and the figure the datasheet states."""
+    import os
+    import re
+
+    import ir_datasets
+    from beir.datasets.data_loader import GenericDataLoader
+
+    os.environ.update(HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", HF_HOME=str(cache / "hf"))
+    import datasets
+
+    hf = datasets.load_dataset(str(release), "documents", split="test",
+                               cache_dir=str(cache / "datasets"))
+    version = next((release / "beir" / "qrels").iterdir()).stem
+    corpus, _, _ = GenericDataLoader(data_folder=str(release / "beir")).load(split=version)
+    local = ir_datasets.create_dataset(docs_tsv=str(release / "ir_datasets" / "docs.tsv"))
+    stated = re.search(r"- Documents released: ([\d,]+)", (release / "DATASHEET.md").read_text())
+    assert stated is not None
+    return {"datasets": hf.num_rows, "beir": len(corpus),
+            "ir_datasets": sum(1 for _ in local.docs_iter()),
+            "datasheet": int(stated.group(1).replace(",", ""))}

@@ -83,7 +83,7 @@ def test_the_datasheet_states_what_the_store_holds(demo_release):
                     "## Qrels versions and their rules"):
         assert heading in sheet
     assert "| round1 | depth | depth 20 | 16 | 50 | 4,998 | no |" in sheet
-    assert "Judgments: 5,501, by 2 people and 0 automatic judge(s)" in sheet
+    assert "Judgments: 5,501, by 2 people, 0 simulated workers and 0 automatic judge(s)" in sheet
     assert "People with people, round round1:" in sheet
     assert "with a depth-20 pool" in sheet and "**Reusability:**" in sheet
     assert '"rule": "majority"' in sheet

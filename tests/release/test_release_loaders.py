@@ -107,3 +107,33 @@ def test_pyterrier_reads_the_qrels_and_the_trec_topics(demo_release, demo_store)
     topics = pt.io.read_topics(str(demo_release / "topics" / "topics.trec"))
     assert len(topics) == 50
     assert topics.set_index("qid").loc["101", "query"] == "Electric Vehicles Costs"
+
+
+def test_a_release_of_qrels_and_runs_only_shows_every_reader_the_same_documents(tmp_path):
+    """A store without document rows (qrels and runs only): the judged documents are the
+    corpus, for Hugging Face, BEIR, ir_datasets and the datasheet alike; and every config the
+    card lists loads (a table without rows is no config: `datasets` refuses an empty split)."""
+    import datasets
+    import yaml
+    from release_data import cli, documents_seen
+
+    (tmp_path / "topics.tsv").write_text("1\tfirst\n2\tsecond\n")
+    (tmp_path / "truth.qrels").write_text("1 0 d1 1\n1 0 d2 0\n2 0 d3 2\n2 0 d1 0\n")
+    (tmp_path / "a.run").write_text("1 Q0 d1 1 2 A\n1 Q0 d9 2 1 A\n2 Q0 d3 1 5 A\n")
+    store = tmp_path / "s.duckdb"
+    cli("init", store)
+    cli("import", "runs", store, tmp_path / "a.run")
+    cli("import", "qrels", store, tmp_path / "truth.qrels", "--name", "truth")
+    bare = tmp_path / "bare"  # before the topics: a table without rows
+    cli("release", store, bare)
+    cli("import", "topics", store, tmp_path / "topics.tsv")
+    release = tmp_path / "release"
+    cli("release", store, release)
+    assert documents_seen(release, tmp_path / "cache") == {
+        "datasets": 3, "beir": 3, "ir_datasets": 3, "datasheet": 3}
+    front = yaml.safe_load((bare / "README.md").read_text().split("---\n")[1])
+    configs = [c["config_name"] for c in front["configs"]]
+    assert "topics" not in configs and "documents" in configs  # no topics: no empty split
+    for config in configs:
+        assert datasets.load_dataset(str(bare), config, split="test",
+                                     cache_dir=str(tmp_path / "cache" / "datasets")).num_rows

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from release_data import cli
+from release_data import DEMO, cli, documents_seen
 
 from pooling.release import import_release
 from pooling.release.checksums import ChecksumError
@@ -47,10 +47,16 @@ def test_the_rebuilt_store_keeps_the_pool_the_judgments_and_the_rounds(
     query = {"pool_entries": "SELECT round_id, query_id, doc_id, position FROM pool_entries",
              "rounds": "SELECT round_id, strategy, params, seed, grades, pooled_runs FROM rounds",
              "judgments": "SELECT round_id, query_id, doc_id, kind, grade, seq FROM judgments",
-             "topics": "SELECT * FROM topics", "documents": "SELECT doc_id FROM documents"}
+             "topics": "SELECT * EXCLUDE (source) FROM topics",
+             "documents": "SELECT doc_id FROM documents"}
     with Store(demo_store, read_only=True) as a, Store(rebuilt, read_only=True) as b:
         for name, sql in query.items():
             assert sorted(a.sql(name, sql).fetchall()) == sorted(b.sql(name, sql).fetchall()), name
+        # Where the topics came from is released as the file's name, without its folders.
+        assert {r[0] for r in a.sql("from", "SELECT source FROM topics").fetchall()} == {
+            str(DEMO / "topics.jsonl")}
+        assert {r[0] for r in b.sql("from", "SELECT source FROM topics").fetchall()} == {
+            "topics.jsonl"}
         people = b.sql("people", "SELECT assessor_id, token_sha256, revoked_at IS NOT NULL "
                        "FROM assessors").fetchall()
     assert len(people) == 2
@@ -73,6 +79,10 @@ def test_robust03_with_its_17_runs_evaluates_byte_identically_after_the_round_tr
         official = sorted(line.split() for line in fh if line.strip())
     released = sorted(line.split() for line in (release / "qrels" / "official.qrels").open())
     assert [[q, d, r] for q, _, d, r in released] == [[q, d, r] for q, _, d, r in official]
+    # No document texts in the store: the judged documents are the corpus every reader sees.
+    judged = len({d for _, _, d, _ in official})
+    assert documents_seen(release, tmp_path / "cache") == {
+        "datasets": judged, "beir": judged, "ir_datasets": judged, "datasheet": judged}
     assert_round_trip(store, release, tmp_path)
 
 
