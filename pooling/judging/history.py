@@ -157,15 +157,15 @@ def effective_judgments(
     schema = pa.schema([(n, pa.string()) for n in names]
                        + [("grade", pa.int64()), ("seq", pa.int64()),
                           ("judged_at", pa.timestamp("us"))])
+    past_k = over_k_answers(store, round_id) if assessor_id is None and not over_k else set()
     if not per_subtopic and every["subtopic"].null_count == every.num_rows:  # the fast path
-        return _replayed_where_needed(every, schema, answers)
+        return _without(_replayed_where_needed(every, schema, answers), past_k)
     rows = every.drop_columns(["events"]).to_pylist()
     events: dict[tuple, list[tuple[str, tuple[int, int, Any]]]] = {}
     for row in rows:
         r, a, q, d, sub, kind, grade, seq, at = row.values()
         events.setdefault((r, a, q, d, sub), []).append((kind, (grade, seq, at)))
     current: dict[tuple, tuple[int, int, Any]] = {}
-    past_k = over_k_answers(store, round_id) if assessor_id is None and not over_k else set()
     for (r, a, q, d, sub), pair_events in events.items():
         left = replay(pair_events)
         if left is None or (left[0] is None and not answers) or (r, a, q, d) in past_k:
@@ -184,6 +184,19 @@ def effective_judgments(
         for name, value in zip(out, (*ident, *left), strict=True):
             out[name].append(value)
     return pa.table(out, schema=schema)
+
+
+def _without(table: pa.Table, answers: set[tuple[str, str, str, str]]) -> pa.Table:
+    """`table` without the rows whose (round_id, assessor_id, query_id, doc_id) is among
+    `answers`, in the order it had."""
+    if not answers:
+        return table
+    keys = ["round_id", "assessor_id", "query_id", "doc_id"]
+    left_out = pa.table({k: [a[i] for a in answers] for i, k in enumerate(keys)},
+                        schema=table.select(keys).schema)
+    order = pa.array(range(table.num_rows), pa.int64())
+    kept = table.append_column("_row", order).join(left_out, keys, join_type="left anti")
+    return kept.take(pc.sort_indices(kept["_row"])).drop_columns(["_row"])
 
 
 def _replayed_where_needed(every: pa.Table, schema: pa.Schema, answers: bool) -> pa.Table:
