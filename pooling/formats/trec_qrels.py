@@ -11,33 +11,31 @@ from typing import IO
 import pyarrow as pa
 
 from pooling.errors import FormatError, Problem
-from pooling.formats.columns import int_column, parse_columns, str_column
+from pooling.formats.columns import id_column, int_column, parse_column_blocks, str_column
 from pooling.formats.keys import duplicate_groups, has_duplicates
-from pooling.formats.source import (
-    PathLike,
-    check_line_lengths,
-    display_name,
-    read_bytes,
-    write_lines,
-)
+from pooling.formats.source import PathLike, display_name, line_blocks, write_lines
 
 QRELS_COLUMNS = [
-    str_column("query_id"),
+    id_column("query_id"),
     str_column("iter"),
-    str_column("doc_id"),
+    id_column("doc_id"),
     int_column("relevance"),
 ]
+QRELS_LINE = "a qrels line (query_id iter doc_id relevance)"
 
 
 def read_trec_qrels(path: PathLike) -> pa.Table:
-    """Read a qrels file (gzip transparently) into (query_id, doc_id, relevance, line)."""
-    return parse_trec_qrels(read_bytes(path), display_name(path))
+    """Read a qrels file (compressed transparently) into (query_id, doc_id, relevance, line),
+    block by block (see `pooling.formats.source.line_blocks`)."""
+    return parse_trec_qrels(path, display_name(path))
 
 
-def parse_trec_qrels(data: bytes, source: str) -> pa.Table:
-    """Parse qrels text; raise FormatError naming every malformed line and repeated pair."""
-    check_line_lengths(data, source, "a qrels line (query_id iter doc_id relevance)")
-    parsed = parse_columns(data, source, QRELS_COLUMNS, extra_fields="error")
+def parse_trec_qrels(data: PathLike | bytes, source: str) -> pa.Table:
+    """Parse qrels text (bytes, or a path read block by block); raise FormatError naming every
+    malformed line and repeated pair (of the first block that has any)."""
+    blocks = line_blocks(data, source, QRELS_LINE)
+    parsed = parse_column_blocks(blocks, source, QRELS_COLUMNS, extra_fields="error",
+                                 check=lambda block: check_unique_judgments(block, source))
     if parsed.problems:
         raise FormatError(
             parsed.problems, hint="Fix these lines; a qrels line is: query_id iter doc_id relevance"

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 
 from pooling.errors import FormatError, Problem, StoreError
+from pooling.formats.common import ProblemLog, iter_lines, loads_strict
 from pooling.formats.csv_cells import plain_cell, safe_cell
 from pooling.formats.source import (
     display_name,
@@ -249,19 +250,23 @@ def _batch_rows(path: str | Path, source: str, problems: list[Problem]) -> Itera
 
 def _rows(path: str | Path, source: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
     if strip_compression_suffix(str(path)).endswith(".jsonl"):
-        with io.TextIOWrapper(open_decompressed(open_file(path), source), encoding="utf-8") as fh:
-            for number, text in enumerate(fh, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    problems.append(Problem(source, number, f"not valid JSON: {exc.msg}"))
-                    continue
-                if not isinstance(row, dict):
-                    problems.append(Problem(source, number, "expected a JSON object"))
-                    continue
-                yield number, row
+        log = ProblemLog(source)
+        log.problems = problems  # one list: the reader's problems are the batch's
+        for number, text in iter_lines(path, log):
+            if not text.strip():
+                continue
+            try:
+                row = loads_strict(text)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(source, number, f"not valid JSON: {exc.msg}"))
+                continue
+            except ValueError as exc:
+                problems.append(Problem(source, number, f"{exc}"))
+                continue
+            if not isinstance(row, dict):
+                problems.append(Problem(source, number, "expected a JSON object"))
+                continue
+            yield number, row
         return
     with io.TextIOWrapper(open_decompressed(open_file(path), source), encoding="utf-8",
                           newline="") as fh:

@@ -28,7 +28,7 @@ from pooling.formats.sampled_qrels import (
     stratum_counts,
     write_sampled_qrels,
 )
-from pooling.formats.source import PathLike, read_bytes
+from pooling.formats.source import PathLike
 from pooling.output_files import write_text
 from pooling.store.database import Database
 from pooling.store.qrels import (
@@ -144,7 +144,7 @@ def import_sampled_qrels_file(store: Database, path: str | Path, *, name: str | 
     if isinstance(file, QrelsImport):
         return file
     sha, source = file.sha256, file.source
-    table = parse_sampled_qrels(read_bytes(path), source)
+    table = parse_sampled_qrels(path, source)
     version = name or Path(path).name.split(".")[0]
     result = save_sampled_qrels(store, table, version, method="imported", source=source,
                                 sha256=sha, details=json.dumps({"format": "sampled"}))
