@@ -85,7 +85,8 @@ def main() -> None:
             write_gzip_bomb(path, head, filler, size)
             mb = path.stat().st_size / 1e6
             commands = {
-                "import qrels": ["import", "qrels", "s.duckdb", str(path), "--name", bomb],
+                "import qrels": ["import", "qrels", "s.duckdb", str(path), "--format", "trec",
+                                 "--name", bomb],
                 "eval": ["eval", str(path), str(valid_run)],
                 "import runs": ["import", "runs", "s.duckdb", str(path)],
             }

@@ -42,6 +42,7 @@ from pooling.formats.source import (
     open_input,
 )
 from pooling.formats.trec_eval_text import (  # noqa: F401  (TrecInputError, RUN_LINE: re-exported)
+    BLOCK_BYTES,
     QRELS_LINE,
     RUN_LINE,
     TrecInputError,
@@ -102,7 +103,7 @@ def load_qrels(path: PathLike) -> TrecQrels:
     tables: list[pa.Table] = []
     boms: list[int] = []
     after_skipped = False  # the line before the block was a `#` line trec_eval skipped
-    for first, block in line_blocks(path, name, QRELS_LINE):
+    for first, block in line_blocks(path, name, QRELS_LINE, size=BLOCK_BYTES):
         fast = None if after_skipped else _read_qrels_fast(block)
         if fast is not None:
             tables.append(fast)

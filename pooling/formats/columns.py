@@ -9,7 +9,7 @@ line-by-line parse that reports every problem with its line number.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -231,7 +231,7 @@ def _parse_slow(
     line_numbers: list[int] = []
     problems: list[Problem] = []
     layout = " ".join(c.name for c in columns)
-    for number, raw in enumerate(data.split(b"\n"), start=first):
+    for number, raw in enumerate(_lines(data), start=first):
         if len(problems) >= MAX_PROBLEMS:
             problems.append(Problem(source, number, f"reading stopped here after {MAX_PROBLEMS:,} "
                                     "problems: is this the right file?"))
@@ -270,3 +270,14 @@ def _parse_slow(
     arrays = [pa.array(v, c.type) for v, c in zip(values, columns, strict=True)]
     arrays.append(pa.array(line_numbers, pa.int64()))
     return pa.table(arrays, names=[c.name for c in columns] + ["line"]), problems
+
+
+def _lines(data: bytes) -> Iterator[bytes]:
+    """The lines of `data` one at a time (a list of a block's millions of short lines would
+    take gigabytes)."""
+    start = 0
+    while start <= len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        yield data[start:end]
+        start = end + 1

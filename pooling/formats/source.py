@@ -54,7 +54,7 @@ COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 _TEST_COMMAND = {"gzip": "gzip -t", "bzip2": "bzip2 -t", "xz": "xz -t", "zstd": "zstd -t"}
 _CHUNK = 1 << 16  # compressed bytes fed to a decompressor at a time when streaming
 MAX_LINE_BYTES = 1 << 20  # no run or qrels line comes near this; a longer one is a wrong file
-BLOCK_BYTES = 1 << 25  # decompressed text a line reader takes at a time (see `line_blocks`)
+BLOCK_BYTES = 1 << 23  # decompressed text a line reader takes at a time (see `line_blocks`)
 
 PathLike = str | os.PathLike[str]
 

@@ -19,6 +19,9 @@ from pooling.formats.source import PathLike, line_blocks
 
 RUN_LINE = "a run line (query_id iter doc_id rank score tag)"
 QRELS_LINE = "a qrels line (query_id iter doc_id relevance)"
+# Text a trec_eval-dialect reader takes at a time: its columns per line cost more than the text,
+# so a block of millions of short lines stays within a few hundred MB.
+BLOCK_BYTES = 1 << 22
 _ATOF = re.compile(rb"^\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.I)
 
 
@@ -72,7 +75,7 @@ def read_run_rows(data: PathLike | bytes, name: str = "<run>") -> tuple[pa.Table
     (trec_eval keeps it in the topic id; the evaluator warns about them)."""
     tables: list[pa.Table] = []
     boms: list[int] = []
-    for first, block in line_blocks(data, name, RUN_LINE):
+    for first, block in line_blocks(data, name, RUN_LINE, size=BLOCK_BYTES):
         table, block_boms = _run_rows(block, name, first)
         tables.append(table)
         boms += block_boms

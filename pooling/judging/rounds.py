@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from pooling.errors import StoreError
+from pooling.formats.ids import id_problem
 from pooling.judging.history import effective_judgments
 from pooling.judging.sampled_rounds import (
     check_stratified_options,
@@ -218,10 +219,10 @@ def create_round(
     `redundancy` distinct people's answers, and the pairs of qrels version `gold` are mixed
     into each worker's queue so that about `gold_rate` of their pairs are gold (default 0.1).
     """
-    if not isinstance(name, str) or not name.strip() or name != name.strip():
-        raise StoreError(f"a round needs a name without leading or trailing spaces, got {name!r};"
-                         " give one with --round NAME")
-    why = unstorable(name, "the round name")
+    if not isinstance(name, str):
+        raise StoreError(f"a round needs a name, got {name!r}; give one with --round NAME")
+    why = id_problem(name, "the round name (--round)", names_file=True) or unstorable(
+        name, "the round name")
     if why:
         raise StoreError(why)
     if store.one("find round", "SELECT 1 FROM rounds WHERE round_id = ?", [name]):

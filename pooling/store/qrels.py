@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from pooling.errors import StoreError
+from pooling.formats.ids import check_id
 from pooling.formats.source import display_name, read_file_bytes
 from pooling.formats.topic_map import TopicMap, details_json
 from pooling.formats.trec_qrels import check_unique_judgments, write_trec_qrels
@@ -84,7 +85,7 @@ def import_qrels_file(
     used: dict[str, str] = {}
     if topic_map is not None:
         table, used = topic_map.apply(table)
-    version = name or Path(path).name.split(".")[0]
+    version = name if name is not None else Path(path).name.split(".")[0]
     details = details_json(format=reading.format if reading.format != "trec" else None,
                            grades=reading.grades,
                            topic_map=topic_map.record(used) if topic_map and used else None)
@@ -110,6 +111,7 @@ def save_qrels(
 ) -> QrelsImport:
     """Store a qrels table as a new immutable version; the name must be new. judges: the
     automatic judges whose grades it holds (recorded with the version)."""
+    check_id(name, "qrels version name (--name)", names_file=True)
     if store.one("find qrels", "SELECT 1 FROM qrels_versions WHERE name = ?", [name]):
         raise StoreError(
             f"qrels version {name!r} already exists and versions are immutable; "
@@ -301,7 +303,7 @@ def import_subtopic_qrels_file(store: Database, path: str | Path, *, name: str |
     used: dict[str, str] = {}
     if topic_map is not None:
         table, used = topic_map.apply(table)
-    version = name or Path(path).name.split(".")[0]
+    version = name if name is not None else Path(path).name.split(".")[0]
     result = save_subtopic_qrels(
         store, table, version, method="imported", source=source, sha256=sha,
         details=details_json(format="subtopic",

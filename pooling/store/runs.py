@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from pooling.errors import FormatError, InputFileError, Problem, StoreError
 from pooling.evaluation.kernel import line_facts
+from pooling.formats.ids import check_id
 from pooling.formats.run_files import (  # noqa: F401  (RunMeta, read_run_meta: re-exported)
     RunMeta,
     RunNames,
@@ -372,6 +373,7 @@ def _insert_fast(
     if tag is None:
         return None
     assert item.run_id is not None
+    check_id(item.run_id, f"{item.source}: run id", names_file=True)
     progress.start(f"importing {item.source}", total=n_lines)
     store.sql("fast read", _FAST_READ, {"run_id": item.run_id, "path": str(item.path.resolve()), "tag": tag})
     (written,) = store.one(
@@ -413,6 +415,7 @@ def _insert_parsed(
 ) -> tuple[str, str, int]:
     """Insert a parsed run in chunks (progress and crash-test hooks between chunks)."""
     run_id = run_id or item.run_id or run.tag
+    check_id(run_id, f"{item.source}: run id", names_file=True)
     if item.run_id is None and store.has_run(run_id):
         raise StoreError(
             f"{item.source}: run {run_id!r} (tag {run.tag!r}) is already in {store.path}; "
