@@ -40,6 +40,7 @@ RUN_LINE = "a run line (query_id Q0 doc_id rank score tag)"
 RUN_HINT = "Fix these lines; a run line is: query_id Q0 doc_id rank score tag"
 Q0_VALUES = ("Q0", "q0", "0")
 Dedupe = Literal["error", "first"]
+DEDUPE_HINT = "Use --dedupe first to keep the first occurrence of each repeated document."
 
 
 @dataclass(frozen=True)
@@ -129,11 +130,11 @@ def apply_dedupe(table: pa.Table, source: str, dedupe: Dedupe) -> tuple[pa.Table
                 f"(first at line {g.lines[0]})")
         for g in groups[:5]
     ]
-    raise FormatError(
-        examples,
-        hint=f"{repeated} repeated (query_id, doc_id) line(s) in {len(groups)} pair(s); "
-        "use --dedupe first to keep the first occurrence of each.",
-    )
+    # The count is a problem of this file (a refusal of many files names each file's count);
+    # the advice, the same for every file, is the hint.
+    count = Problem(source, None, f"{repeated} repeated (query_id, doc_id) line(s) in "
+                    f"{len(groups)} pair(s)")
+    raise FormatError(examples + [count], hint=DEDUPE_HINT)
 
 
 def _q0_problems(table: pa.Table, source: str) -> list[Problem]:

@@ -180,8 +180,11 @@ def _refusal(failed: dict[str, FormatError], n_files: int) -> FormatError:
     problems: list[Problem] = []
     hints: set[str] = set()
     for source, exc in failed.items():
-        problems += exc.problems[:PROBLEMS_PER_FILE]
-        more = len(exc.problems) - PROBLEMS_PER_FILE
+        # Problems of the whole file (no line: a count, a summary) are always shown.
+        at_lines = [p for p in exc.problems if p.line is not None]
+        problems += at_lines[:PROBLEMS_PER_FILE]
+        problems += [p for p in exc.problems if p.line is None]
+        more = len(at_lines) - PROBLEMS_PER_FILE
         if more > 0:
             problems.append(Problem(source, None, f"and {more} more problem(s)"))
         if exc.hint and exc.hint not in hints:  # the same advice is given once
