@@ -16,7 +16,7 @@ from typing import IO
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pooling.errors import FormatError, Problem
+from pooling.errors import FormatError
 from pooling.formats.columns import id_column, int_column, parse_column_blocks, str_column
 from pooling.formats.source import (
     PathLike,
@@ -27,7 +27,7 @@ from pooling.formats.source import (
     sniff_decompressed,
     write_lines,
 )
-from pooling.formats.trec_qrels import check_unique_judgments
+from pooling.formats.trec_qrels import check_lowest_grade, check_unique_judgments
 
 UNSAMPLED = -1  # the grade of a pooled pair that was not drawn for judging
 
@@ -62,14 +62,8 @@ def parse_sampled_qrels(data: PathLike | bytes, source: str) -> pa.Table:
     if parsed.problems:
         raise FormatError(parsed.problems, hint=f"Fix these lines; a sampled qrels line is: {_LINE}")
     table = parsed.table.drop_columns(["iter"])
-    bad = pc.less(table["relevance"], UNSAMPLED)
-    if pc.any(bad).as_py():
-        lines = table.filter(bad)
-        problems = [Problem(source, line, f"relevance {grade} is below -1")
-                    for line, grade in zip(lines["line"].to_pylist(), lines["relevance"].to_pylist(),
-                                           strict=True)]
-        raise FormatError(problems, hint="A grade is 0 or more when judged and -1 when the pair "
-                          "was pooled but not sampled; fix these lines.")
+    check_lowest_grade(table, source, "A grade is 0 or more when judged and -1 when the pair "
+                       "was pooled but not sampled; fix these lines.", UNSAMPLED)
     check_unique_judgments(table, source)
     return table
 

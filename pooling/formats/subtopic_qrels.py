@@ -17,6 +17,7 @@ from pooling.errors import FormatError, Problem
 from pooling.formats.columns import id_column, int_column, parse_column_blocks
 from pooling.formats.keys import duplicate_groups, has_duplicates
 from pooling.formats.source import PathLike, display_name, line_blocks, write_lines
+from pooling.formats.trec_qrels import check_lowest_grade
 
 SUBTOPIC_LINE = "a subtopic qrels line (query_id subtopic doc_id relevance)"
 SUBTOPIC_COLUMNS = [
@@ -35,8 +36,8 @@ def read_subtopic_qrels(path: PathLike) -> pa.Table:
 
 
 def parse_subtopic_qrels(data: PathLike | bytes, source: str) -> pa.Table:
-    """Parse subtopic qrels text: four fields a line, an integer grade (negative grades are
-    kept and count as not relevant), one grade per (query_id, subtopic, doc_id)."""
+    """Parse subtopic qrels text: four fields a line, an integer grade of -1 or more (-1 and 0
+    count as not relevant), one grade per (query_id, subtopic, doc_id)."""
     parsed = parse_column_blocks(
         line_blocks(data, source, SUBTOPIC_LINE), source, SUBTOPIC_COLUMNS, extra_fields="error",
         check=lambda block: check_unique_subtopic_judgments(block, source))
@@ -46,6 +47,8 @@ def parse_subtopic_qrels(data: PathLike | bytes, source: str) -> pa.Table:
             hint="Fix these lines; a subtopic qrels line (ndeval's format) is: "
             "query_id subtopic doc_id relevance",
         )
+    check_lowest_grade(parsed.table, source, "A subtopic grade is 0 or more, or -1 for a "
+                       "document pooled but not judged; fix these lines.")
     check_unique_subtopic_judgments(parsed.table, source)
     return parsed.table
 

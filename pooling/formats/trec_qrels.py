@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import IO
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pooling.errors import FormatError, Problem
 from pooling.formats.columns import id_column, int_column, parse_column_blocks, str_column
@@ -43,6 +44,17 @@ def parse_trec_qrels(data: PathLike | bytes, source: str) -> pa.Table:
     table = parsed.table.drop_columns(["iter"])
     check_unique_judgments(table, source)
     return table
+
+
+def check_lowest_grade(table: pa.Table, source: str, hint: str, lowest: int = -1) -> None:
+    """Refuse grades below `lowest` (-1: "pooled but not judged"; anything lower is a typo),
+    naming each line (up to 20)."""
+    bad = pc.less(table["relevance"], lowest)
+    if not pc.any(bad).as_py():
+        return
+    rows = table.filter(bad).select(["line", "relevance"]).slice(0, 20).to_pylist()
+    raise FormatError([Problem(source, r["line"], f"relevance {r['relevance']} is below {lowest}")
+                       for r in rows], hint=hint)
 
 
 def check_unique_judgments(table: pa.Table, source: str) -> None:

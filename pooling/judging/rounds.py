@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from pooling.errors import StoreError
 from pooling.formats.ids import id_problem
+from pooling.formats.trec_web import recorded_subtopics
 from pooling.judging.history import effective_judgments
 from pooling.judging.sampled_rounds import (
     check_stratified_options,
@@ -405,11 +406,9 @@ def topic_subtopics(store: Store, query_ids: list[str]) -> dict[str, list[list[s
                           "WHERE query_id IN (SELECT UNNEST(?))", [query_ids]).fetchall())
     out: dict[str, list[list[str]]] = {}
     for q in query_ids:
-        extra = json.loads(rows.get(q) or "{}")
-        subs = extra.get("subtopics") if isinstance(extra, dict) else None
-        numbers = [str(s.get("number") or i) for i, s in enumerate(subs or [], start=1)]
-        if subs and len(set(numbers)) == len(numbers):
-            out[q] = [[n, str(s.get("text") or "")] for n, s in zip(numbers, subs, strict=True)]
+        subs = recorded_subtopics(rows.get(q))
+        if subs and len({n for n, _ in subs}) == len(subs):
+            out[q] = [[n, text] for n, text in subs]
     missing = [q for q in query_ids if q not in out]
     if missing:
         shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10

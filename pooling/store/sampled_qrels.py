@@ -34,6 +34,7 @@ from pooling.output_files import write_text
 from pooling.store.database import Database
 from pooling.store.qrels import (
     QrelsImport,
+    check_known_topics,
     new_qrels_file,
     qrels_provenance,
     save_qrels,
@@ -147,6 +148,7 @@ def import_sampled_qrels_file(store: Database, path: str | Path, *, name: str | 
         return file
     sha, source = file.sha256, file.source
     table = parse_sampled_qrels(path, source)
+    check_known_topics(store, table, source)
     version = name if name is not None else Path(path).name.split(".")[0]
     result = save_sampled_qrels(store, table, version, method="imported", source=source,
                                 sha256=sha, details=json.dumps({"format": "sampled"}))
