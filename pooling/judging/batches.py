@@ -44,10 +44,12 @@ from pooling.judging.judgments import counted, write
 from pooling.judging.queue import topic_queue
 from pooling.judging.rounds import Round, get_round
 from pooling.judging.validation import (
+    JudgmentRefused,
     off_scale,
     on_scale,
     scale_hint,
     unjudgeable_refused,
+    unjudgeable_sent,
     unstorable_text,
     wrong_subtopic,
 )
@@ -165,6 +167,16 @@ def read_batch(path: str | Path, rnd: Round, assessor_id: str) -> BatchRows:
     file_sha = sha256_file(path)
     for line, row in _batch_rows(path, source, out.problems):
         grade_text = str(row.get("grade") if row.get("grade") is not None else "").strip()
+        try:  # JSONL may say "unjudgeable": true, as the API does (and 1 is no boolean)
+            flagged = unjudgeable_sent(row.get("unjudgeable"))
+        except JudgmentRefused as exc:
+            out.problems.append(Problem(source, line, str(exc)))
+            continue
+        if flagged:
+            if grade_text and grade_text.lower() != UNJUDGEABLE:
+                out.problems.append(Problem(source, line, "send a grade or unjudgeable, not both"))
+                continue
+            grade_text = UNJUDGEABLE
         if not grade_text:
             if str(row.get("note") or "").strip():  # never drop what a person typed
                 out.problems.append(Problem(source, line, "a note without a grade: give the row a "

@@ -87,6 +87,21 @@ def test_jsonl_rows_that_are_not_objects_and_unknown_people_are_refused_by_line(
     assert import_batch(store, "r1", "ann", batch) == (1, 0)  # an integer query_id is read as text
 
 
+def test_jsonl_rows_with_a_key_twice_or_a_number_for_unjudgeable_are_refused_by_line(
+        store, tmp_path):
+    batch = tmp_path / "ann.jsonl"
+    batch.write_text('{"query_id": "1", "doc_id": "d1", "grade": 0, "grade": 2}\n'
+                     + json.dumps({"query_id": "1", "doc_id": "d2", "unjudgeable": 1}) + "\n"
+                     + json.dumps({"query_id": "1", "doc_id": "d4", "grade": 1}) + "\n")
+    with pytest.raises(FormatError) as info:
+        import_batch(store, "r1", "ann", batch)
+    assert str(info.value).splitlines()[:2] == [
+        f"{batch}:1: the key 'grade' is given twice; give it once",
+        f"{batch}:2: unjudgeable must be true or false, found '1' (a number: send the JSON "
+        "boolean true or false)"]
+    assert history(store).num_rows == 0
+
+
 def test_a_csv_without_the_needed_columns_is_refused_at_its_header(store, tmp_path):
     batch = tmp_path / "ann.csv"
     batch.write_text("query_id,doc_id,relevance\n1,d1,2\n")
