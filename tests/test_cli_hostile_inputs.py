@@ -119,6 +119,21 @@ def test_a_gigabyte_long_line_in_a_small_gzip_is_refused_at_line_1_in_bounded_me
     assert peak < PEAK_MB, f"{command}: peak {peak:.0f} MB"
 
 
+@pytest.mark.parametrize(("command", "head", "filler"), [
+    (["import", "topics", "{store}", "{bomb}", "--format", "trec-web"], b"<webtrack2009>\n", b"x\n"),
+    (["import", "topics", "{store}", "{bomb}", "--format", "trec-web"], b"<webtrack2009>", b"0"),
+    (["import", "docs", "{store}", "{bomb}", "--format", "trec"], b"<DOC>\n", b"x\n"),
+], ids=["xml topics, many lines", "xml topics, one line", "sgml documents, one open <DOC>"])
+def test_a_gigabyte_of_text_in_one_xml_file_or_document_is_refused_in_bounded_memory(
+        store, command, head, filler):
+    bomb = gzip_bomb(store.parent / "bomb.gz", head, filler)
+    code, stderr, peak = measured(*(a.format(store=store, bomb=bomb) for a in command),
+                                  cwd=store.parent)
+    assert code != 0
+    assert f"{bomb}:" in stderr and "runs past" in stderr, stderr
+    assert peak < PEAK_MB, f"peak {peak:.0f} MB"
+
+
 def test_a_huge_grade_or_rank_is_refused_at_its_line_naming_the_64_bit_range(store):
     cwd = store.parent
     (cwd / "big.qrels").write_text("1 0 d1 1\n1 0 d2 99999999999999999999\n")

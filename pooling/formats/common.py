@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 
 from pooling.errors import FormatError, Problem
+from pooling.formats.ids import id_problem
 from pooling.formats.source import PathLike, display_name, open_decompressed, open_input
 
 DEFAULT_BATCH_SIZE = 10_000
@@ -39,6 +40,13 @@ class ProblemLog:
             self.problems.append(Problem(self.source, line, f"reading stopped here after "
                                          f"{MAX_PROBLEMS:,} problems: is this the right file?"))
             self.raise_if_any()
+
+    def good_id(self, line: int | None, value: str, what: str) -> bool:
+        """Whether `value` follows the id rule (`pooling.formats.ids`); if not, a problem."""
+        why = id_problem(value, what)
+        if why is not None:
+            self.add(line, why)
+        return why is None
 
     def raise_if_any(self, hint: str | None = None) -> None:
         """Raise one `FormatError` listing every problem so far in line order, if there is any."""
