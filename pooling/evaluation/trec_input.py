@@ -288,8 +288,13 @@ def _text_pieces(path: PathLike) -> Iterator[tuple[bytes | bytearray, int, int, 
         compressed = compression_of(fh.peek(MAGIC_BYTES)[:MAGIC_BYTES]) is not None
         size = max(os.fstat(fh.fileno()).st_size, 1)
         if compressed:  # decompressed piece by piece; the share is of the compressed bytes
+            held = None  # one piece held back, so that the last is known to be the last
             for _, piece in line_blocks(fh, display_name(path), RUN_LINE, size=_PIECE):
-                yield piece, 0, len(piece), min(fh.tell() / size, 0.999)
+                if held is not None:
+                    yield held, 0, len(held), min(fh.tell() / size, 0.999)
+                held = piece
+            if held is not None:
+                yield held, 0, len(held), 1.0
             return
         fh.seek(0)
         carry = b""
