@@ -288,3 +288,16 @@ def test_a_note_the_store_cannot_hold_is_refused_at_its_line_and_the_rest_waits(
     done = _pooling("batch", "import", str(path), "--round", "r1", "--assessor", "ann", str(batch))
     assert done.returncode == 1 and "internal error" not in done.stderr
     assert f"{batch}:2: note holds a lone surrogate" in done.stderr
+
+
+@pytest.mark.parametrize(("name", "assessor_id", "why"), [
+    ("Ann\x00", None, "the assessor's name 'Ann\\x00' holds the control character U+0000"),
+    ("Ann", " ann", "the assessor id (--id) ' ann' starts or ends with whitespace"),
+    ("Ann", "a" * 201, "is 201 bytes long; a name is at most 200 bytes"),
+])
+def test_an_assessor_name_or_id_that_breaks_the_id_rule_is_refused(store, name, assessor_id, why):
+    from pooling.errors import StoreError
+
+    with pytest.raises(StoreError) as info:
+        add_assessor(store, name, assessor_id=assessor_id)
+    assert why in str(info.value)
