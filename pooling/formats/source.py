@@ -54,6 +54,7 @@ COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 _TEST_COMMAND = {"gzip": "gzip -t", "bzip2": "bzip2 -t", "xz": "xz -t", "zstd": "zstd -t"}
 _CHUNK = 1 << 16  # compressed bytes fed to a decompressor at a time when streaming
 MAX_LINE_BYTES = 1 << 20  # no run or qrels line comes near this; a longer one is a wrong file
+LONG_LINE_SCAN = 1 << 28  # bytes of a too-long line read (not held) to tell its length
 BLOCK_BYTES = 1 << 23  # decompressed text a line reader takes at a time (see `line_blocks`)
 
 PathLike = str | os.PathLike[str]
@@ -211,6 +212,7 @@ def line_blocks(
 
 def _blocks(stream: BinaryIO, source: str, expected: str, limit: int,
             size: int) -> Iterator[tuple[int, bytes]]:
+    """`line_blocks` of a stream of plain bytes."""
     line = 1
     pending = b""
     while chunk := stream.read(size):
@@ -220,10 +222,14 @@ def _blocks(stream: BinaryIO, source: str, expected: str, limit: int,
         if block:
             check_line_lengths(block, source, expected, limit, first_line=line)
         if len(pending) > limit:
-            raise FormatError([Problem(
-                source, line + block.count(b"\n"),
-                f"line runs past {_size(limit)} without a line end; {expected} is at most "
-                f"{_size(limit)}: is this the right file?")])
+            length = _line_length(stream, pending, size)
+            where = line + block.count(b"\n")
+            if length is None:
+                raise FormatError([Problem(source, where, (
+                    f"line runs past {_size(LONG_LINE_SCAN)} without a line end; {expected} is "
+                    f"at most {_size(limit)}: is this the right file?"))])
+            raise FormatError([Problem(source, where, f"line is {length:,} bytes long; "
+                                       f"{expected} is at most {_size(limit)}")])
         if block:
             yield line, block
             line += block.count(b"\n")
@@ -231,10 +237,16 @@ def _blocks(stream: BinaryIO, source: str, expected: str, limit: int,
         yield line, pending
 
 
-def read_lines_bytes(path: PathLike | bytes, source: str, expected: str) -> bytes:
-    """The whole (decompressed) text of an input whose lines must stay under the bound on a
-    line, refused at the first longer one while reading (see `line_blocks`)."""
-    return b"".join(block for _, block in line_blocks(path, source, expected))
+def _line_length(stream: BinaryIO, start: bytes, size: int) -> int | None:
+    """The length of a line too long to hold, `start` being its first bytes: read on (and let
+    go) up to its end, or None when it runs past LONG_LINE_SCAN bytes."""
+    length = len(start)
+    while length <= LONG_LINE_SCAN and (chunk := stream.read(size)):
+        end = chunk.find(b"\n")
+        if end >= 0:
+            return length + end
+        length += len(chunk)
+    return length if length <= LONG_LINE_SCAN else None
 
 
 def _size(n: int) -> str:
