@@ -38,14 +38,6 @@ def test_a_subtopic_the_topic_lacks_is_refused_at_its_line(store, tmp_path):
     assert "sub" not in store.qrels_versions()
 
 
-def test_a_subtopic_grade_below_minus_one_is_refused_at_its_line(store, tmp_path):
-    path = tmp_path / "sub.qrels"
-    path.write_text("1 1 a 1\n1 2 b -5\n1 2 c -1\n")
-    with pytest.raises(FormatError) as info:
-        store.import_qrels(path, name="sub", format="subtopic")
-    assert [str(p) for p in info.value.problems] == [f"{path}:2: relevance -5 is below -1"]
-
-
 def test_subtopic_qrels_of_the_stored_subtopics_are_imported(store, tmp_path):
     path = tmp_path / "sub.qrels"
     path.write_text("1 1 a 1\n1 2 b 0\n1 2 c -1\n2 1 d 1\n")
@@ -53,13 +45,17 @@ def test_subtopic_qrels_of_the_stored_subtopics_are_imported(store, tmp_path):
     assert "sub" in store.qrels_versions()
 
 
-def test_sampled_qrels_of_a_topic_the_store_lacks_are_refused_at_its_line(store, tmp_path):
-    path = tmp_path / "s.qrels"
-    path.write_text("1 0 d1 1 1\n3 0 d2 1 -1\n3 0 d3 1 0\n")
+@pytest.mark.parametrize(("fmt", "text", "problem"), [
+    ("subtopic", "1 1 a 1\n1 2 b -5\n1 2 c -1\n", "2: relevance -5 is below -1"),
+    ("sampled", "1 0 d1 1 1\n3 0 d2 1 -1\n3 0 d3 1 0\n", "2: topic '3' is not in the store"),
+], ids=["subtopic grade below -1", "sampled qrels of an unknown topic"])
+def test_a_line_the_store_cannot_take_is_refused_at_its_line(store, tmp_path, fmt, text, problem):
+    path = tmp_path / "q.qrels"
+    path.write_text(text)
     with pytest.raises(FormatError) as info:
-        store.import_qrels(path, name="s", format="sampled")
-    assert [str(p) for p in info.value.problems] == [f"{path}:2: topic '3' is not in the store"]
-    assert "s" not in store.qrels_versions()
+        store.import_qrels(path, name="q", format=fmt)
+    assert [str(p) for p in info.value.problems] == [f"{path}:{problem}"]
+    assert "q" not in store.qrels_versions()
 
 
 def test_an_empty_gold_or_qrels_name_is_refused_not_taken_as_no_name(store, tmp_path):
