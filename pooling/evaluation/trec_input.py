@@ -9,9 +9,11 @@ Qrels: exactly 4 fields, grades read like C `atol`, a blank line is an error, an
 Clean runs (single spaces, 6 fields) stream through pyarrow's multi-threaded CSV reader in
 pieces, so a caller can work on one piece while the next is parsed (`scan_run`); anything
 else goes through a vectorised whitespace tokenizer that reports every bad line.
-Compressed files (gzip, bzip2, xz, zstd) are read whole and decompressed first; a damaged one
-raises `DamagedInputError`. A line starting with a UTF-8 byte-order mark is read as trec_eval
-reads it (the BOM is part of the topic id) and noted (`bom_lines`, `bom_warning`).
+Compressed files (gzip, bzip2, xz, zstd) are decompressed as they are read, and every file is
+read in blocks with its lines bounded (`line_blocks`), so a small file that expands to
+gigabytes is refused at its first bad block; a damaged one raises `DamagedInputError`. A line
+starting with a UTF-8 byte-order mark is read as trec_eval reads it (the BOM is part of the
+topic id) and noted (`bom_lines`, `bom_warning`).
 """
 
 from __future__ import annotations
@@ -34,19 +36,19 @@ from pooling.formats.source import (
     PathLike,
     check_line_lengths,
     compression_of,
-    decompress,
     display_name,
+    line_blocks,
     long_lines,
     open_input,
-    read_bytes,
 )
 from pooling.formats.trec_eval_text import (  # noqa: F401  (TrecInputError, RUN_LINE: re-exported)
+    BLOCK_BYTES,
     QRELS_LINE,
     RUN_LINE,
     TrecInputError,
     atof_column,
     line_fields,
-    parse_run_rows,
+    read_run_rows,
     text_lines,
 )
 
@@ -84,7 +86,7 @@ def read_run(path: PathLike, *, fast: bool = True) -> TrecRun:
     clean = _read_run_fast(path) if fast else None
     if clean is not None:
         return TrecRun(clean[0], clean[1], name)
-    return parse_run(read_bytes(path), name)
+    return parse_run(path, name)
 
 
 def read_qrels(path: PathLike) -> pa.Table:
@@ -93,11 +95,28 @@ def read_qrels(path: PathLike) -> pa.Table:
 
 
 def load_qrels(path: PathLike) -> TrecQrels:
-    """`read_qrels` with the file's name and the lines that start with a byte-order mark."""
-    data = read_bytes(path)
+    """`read_qrels` with the file's name and the lines that start with a byte-order mark.
+
+    Read block by block (`line_blocks`): the first block with a bad line stops the reading.
+    """
     name = display_name(path)
-    table = _read_qrels_fast(data) or parse_qrels(data, name)
-    return TrecQrels(table, name, tuple(bom_lines(data)))
+    tables: list[pa.Table] = []
+    boms: list[int] = []
+    after_skipped = False  # the line before the block was a `#` line trec_eval skipped
+    for first, block in line_blocks(path, name, QRELS_LINE, size=BLOCK_BYTES):
+        fast = None if after_skipped else _read_qrels_fast(block)
+        if fast is not None:
+            tables.append(fast)
+        else:
+            tokens, after_skipped = qrels_line_fields(
+                block, name, 4, QRELS_LINE, _QRELS_HINT, first_line=first,
+                after_skipped=after_skipped)
+            tables.append(_qrels_table(tokens))
+        boms += [line + first - 1 for line in bom_lines(block)]
+    if not tables:
+        raise TrecInputError([Problem(name, None, f"no lines; expected {QRELS_LINE}")])
+    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    return TrecQrels(table, name, tuple(boms))
 
 
 def bom_lines(data: bytes | bytearray, begin: int = 0, end: int | None = None) -> list[int]:
@@ -267,18 +286,16 @@ def _text_pieces(path: PathLike) -> Iterator[tuple[bytes | bytearray, int, int, 
     (buffer, begin, end) of the piece, with the share of all the bytes read so far."""
     with open_input(path) as fh:
         compressed = compression_of(fh.peek(MAGIC_BYTES)[:MAGIC_BYTES]) is not None
-        if compressed:
-            raw = decompress(fh.read(), display_name(path))
-            begin = 0
-            while begin < len(raw):
-                end = raw.rfind(b"\n", begin, begin + _PIECE) + 1
-                if end <= begin or begin + _PIECE >= len(raw):  # no newline yet, or the end
-                    nxt = raw.find(b"\n", begin + _PIECE) if begin + _PIECE < len(raw) else -1
-                    end = len(raw) if nxt < 0 else nxt + 1
-                yield raw, begin, end, end / len(raw)
-                begin = end
-            return
         size = max(os.fstat(fh.fileno()).st_size, 1)
+        if compressed:  # decompressed piece by piece; the share is of the compressed bytes
+            held = None  # one piece held back, so that the last is known to be the last
+            for _, piece in line_blocks(fh, display_name(path), RUN_LINE, size=_PIECE):
+                if held is not None:
+                    yield held, 0, len(held), min(fh.tell() / size, 0.999)
+                held = piece
+            if held is not None:
+                yield held, 0, len(held), 1.0
+            return
         fh.seek(0)
         carry = b""
         done = 0
@@ -354,11 +371,6 @@ def _last_tag(tail: bytes) -> str | None:
     return None
 
 
-def _read_run_slow(data: bytes, name: str) -> TrecRun:
-    rows = parse_run_rows(data, name)
-    return TrecRun(rows.select(["query_id", "doc_id", "score"]), rows["tag"][-1].as_py(), name)
-
-
 # -------------------------------------------------------------------------- qrels
 
 
@@ -395,11 +407,16 @@ def _read_qrels_fast(data: bytes, keep_iter: bool = False) -> pa.Table | None:
 
 
 
+_QRELS_HINT = "Qrels lines are: query_id iter doc_id relevance (no blank lines)."
+
+
 def parse_qrels(data: bytes, name: str = "<qrels>", keep_iter: bool = False) -> pa.Table:
     """Qrels bytes to (query_id, doc_id, relevance) with trec_eval's rules and quirks;
     keep_iter adds the 2nd column as `iter`, after query_id."""
-    tokens = qrels_fields(data, name, 4, QRELS_LINE,
-                          "Qrels lines are: query_id iter doc_id relevance (no blank lines).")
+    return _qrels_table(qrels_fields(data, name, 4, QRELS_LINE, _QRELS_HINT), keep_iter)
+
+
+def _qrels_table(tokens: pa.ListArray, keep_iter: bool = False) -> pa.Table:
     grades = pc.list_element(tokens, 3)
     try:
         relevance = pc.cast(grades, pa.int64())
@@ -416,26 +433,35 @@ def qrels_fields(data: bytes, name: str, fields: int, line: str, hint: str) -> p
     qrels rules: exactly `fields` per line, a blank line is an error, and only one `#`
     comment line is skipped before each data line. `line` says what a line holds."""
     check_line_lengths(data, name, line)
-    lines = text_lines(data, name)
-    if len(lines) == 0:
+    if not data:
         raise TrecInputError([Problem(name, None, f"no lines; expected {line}")])
+    return qrels_line_fields(data, name, fields, line, hint)[0]
+
+
+def qrels_line_fields(data: bytes, name: str, fields: int, line: str, hint: str, *,
+                      first_line: int = 1, after_skipped: bool = False
+                      ) -> tuple[pa.ListArray, bool]:
+    """`qrels_fields` of a block of lines starting at `first_line`; `after_skipped` says the
+    line before it was a skipped `#` line (so a `#` line first is data). Also gives whether
+    the block's last line was a skipped `#` line, for the next block."""
+    lines = text_lines(data, name, first_line)
     # One '#' line (column 0) is skipped before each data line; a second one in a row is data.
     comment = pc.starts_with(lines, "#").to_numpy(zero_copy_only=False)
     idx = np.arange(len(comment))
-    last_data = np.maximum.accumulate(np.where(comment, -1, idx))
+    last_data = np.maximum.accumulate(np.where(comment, -2 if after_skipped else -1, idx))
     skipped = comment & ((idx - last_data) % 2 == 1)
     tokens, count = line_fields(lines.filter(pa.array(~skipped)))
-    line_no = np.flatnonzero(~skipped) + 1
+    line_no = np.flatnonzero(~skipped) + first_line
     bad = np.flatnonzero(count != fields)
     if len(bad):
         raise TrecInputError(
             [
                 Problem(name, int(line_no[i]), f"expected {fields} fields, found {count[i]}")
-                for i in bad
+                for i in bad[:1000]
             ],
             hint=hint,
         )
-    return tokens
+    return tokens, bool(len(skipped) and skipped[-1])
 
 
 def _atol(text: str) -> int:
@@ -444,9 +470,8 @@ def _atol(text: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-def parse_run(data: bytes, name: str = "<run>") -> TrecRun:
-    """Parse run bytes already in memory (stdin, tests)."""
-    data = decompress(data, name)
-    run = _read_run_slow(data, name)
-    boms = bom_lines(data)
-    return TrecRun(run.table, run.run_id, name, tuple(boms)) if boms else run
+def parse_run(data: PathLike | bytes, name: str = "<run>") -> TrecRun:
+    """Parse a run from bytes already in memory (stdin, tests) or a path, block by block."""
+    rows, boms = read_run_rows(data, name)
+    return TrecRun(rows.select(["query_id", "doc_id", "score"]), rows["tag"][-1].as_py(), name,
+                   tuple(boms))

@@ -16,9 +16,12 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 
 from pooling.errors import FormatError, Problem
+from pooling.formats.ids import id_problem
 from pooling.formats.source import PathLike, display_name, open_decompressed, open_input
 
 DEFAULT_BATCH_SIZE = 10_000
+MAX_PROBLEMS = 1000  # an input with more is the wrong file: reading stops there
+TEXT_LINE_BYTES = 1 << 26  # a line of JSONL, TSV or SGML text (a whole document) is at most this
 PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 
 
@@ -30,7 +33,20 @@ class ProblemLog:
         self.problems: list[Problem] = []
 
     def add(self, line: int | None, message: str) -> None:
+        """Note a problem; past MAX_PROBLEMS, stop reading by raising them all (a file of
+        millions of bad lines must not hold millions of problems)."""
         self.problems.append(Problem(self.source, line, message))
+        if len(self.problems) >= MAX_PROBLEMS:
+            self.problems.append(Problem(self.source, line, f"reading stopped here after "
+                                         f"{MAX_PROBLEMS:,} problems: is this the right file?"))
+            self.raise_if_any()
+
+    def good_id(self, line: int | None, value: str, what: str) -> bool:
+        """Whether `value` follows the id rule (`pooling.formats.ids`); if not, a problem."""
+        why = id_problem(value, what)
+        if why is not None:
+            self.add(line, why)
+        return why is None
 
     def raise_if_any(self, hint: str | None = None) -> None:
         """Raise one `FormatError` listing every problem so far in line order, if there is any."""
@@ -73,22 +89,50 @@ def open_binary(path: PathLike) -> Iterator[BinaryIO]:
             raw.close()
 
 
-def iter_lines(path: PathLike, log: ProblemLog) -> Iterator[tuple[int, str]]:
+def iter_lines(path: PathLike, log: ProblemLog,
+               limit: int = TEXT_LINE_BYTES) -> Iterator[tuple[int, str]]:
     """Each line of a file as (1-based line number, text without the line ending).
 
-    Lines that are not valid UTF-8 become problems and are skipped.
+    Lines that are not valid UTF-8 become problems and are skipped. A line longer than
+    `limit` bytes stops the reading at once, at its line (it is never held whole).
     """
     with open_binary(path) as fh:
-        for number, raw in enumerate(fh, start=1):
+        number = 0
+        while raw := fh.readline(limit + 1):
+            number += 1
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                log.add(number, f"line runs past {limit >> 20} MiB without a line end: is this "
+                        "the right file?")
+                log.raise_if_any()
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                log.add(
-                    number,
-                    f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
-                )
+                log.add(number, utf8_error(raw, exc))
                 continue
             yield number, text.rstrip("\r\n")
+
+
+def utf8_error(raw: bytes, exc: UnicodeDecodeError) -> str:
+    """The problem of a line that is not UTF-8: the byte and its column."""
+    return (f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); save the "
+            "file as UTF-8")
+
+
+def json_object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`object_pairs_hook` for `json.loads` refusing a key given twice (the standard reader
+    keeps the last one silently, dropping what was typed first)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} is given twice; give it once")
+        out[key] = value
+    return out
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """`json.loads` refusing duplicate keys: a `ValueError` (a `json.JSONDecodeError` for
+    text that is not JSON) says what is wrong."""
+    return json.loads(text, object_pairs_hook=json_object_pairs)
 
 
 def extra_json(fields: Mapping[str, Any]) -> str | None:

@@ -128,7 +128,7 @@ def _rows(
             log.add(
                 number, f"{what} {row[id_column]} has no text: expected one of the keys {wanted}"
             )
-        elif seen.is_new(row[id_column], number):
+        elif log.good_id(number, row[id_column], id_column) and seen.is_new(row[id_column], number):
             yield row
     if not any_line and not log.problems:
         log.add(None, f"file is empty: expected at least one {what}")

@@ -29,7 +29,6 @@ from pooling.formats.source import (
     display_name,
     open_decompressed,
     open_file,
-    read_bytes,
     strip_compression_suffix,
 )
 from pooling.formats.topic_map import MappedCount, TopicMap
@@ -252,12 +251,11 @@ def read_runs(paths: Sequence[PathLike], reading: RunReading = RunReading(),
 def read_run_file(path: PathLike, reading: RunReading, dialect: Dialect = "strict") -> list[NamedRun]:
     """One file's runs (one, or one per tag with split_by_tag), options applied."""
     source = display_name(path)
-    data = read_bytes(path)
     if dialect == "trec_eval":
-        parsed = _trec_eval_runs(data, source, reading)
+        parsed = _trec_eval_runs(path, source, reading)
     else:
         parsed = parse_trec_run(
-            data, source, split_by_tag=reading.split_by_tag, dedupe=reading.dedupe,
+            path, source, split_by_tag=reading.split_by_tag, dedupe=reading.dedupe,
             topic_map=reading.topic_map,
         )
     several = len(parsed) > 1
@@ -269,7 +267,7 @@ def read_run_file(path: PathLike, reading: RunReading, dialect: Dialect = "stric
     ]
 
 
-def _trec_eval_runs(data: bytes, source: str, reading: RunReading) -> list[ParsedRun]:
+def _trec_eval_runs(data: PathLike, source: str, reading: RunReading) -> list[ParsedRun]:
     """trec_eval's lenient parse, then the options: one run (tag of the last line), or per tag."""
     table = parse_run_rows(data, source)
     used: dict[str, str] = {}

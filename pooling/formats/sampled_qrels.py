@@ -16,25 +16,25 @@ from typing import IO
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pooling.errors import FormatError, Problem
-from pooling.formats.columns import int_column, parse_columns, str_column
+from pooling.errors import FormatError
+from pooling.formats.columns import id_column, int_column, parse_column_blocks, str_column
 from pooling.formats.source import (
     PathLike,
-    check_line_lengths,
     compression_of,
     display_name,
+    line_blocks,
     open_file,
-    read_bytes,
+    sniff_decompressed,
     write_lines,
 )
-from pooling.formats.trec_qrels import check_unique_judgments
+from pooling.formats.trec_qrels import check_lowest_grade, check_unique_judgments
 
 UNSAMPLED = -1  # the grade of a pooled pair that was not drawn for judging
 
 SAMPLED_QRELS_COLUMNS = [
-    str_column("query_id"),
+    id_column("query_id"),
     str_column("iter"),
-    str_column("doc_id"),
+    id_column("doc_id"),
     str_column("stratum"),
     int_column("relevance"),
 ]
@@ -49,24 +49,21 @@ STRATUM_COUNTS_SCHEMA = pa.schema([
 
 def read_sampled_qrels(path: PathLike) -> pa.Table:
     """Read a sampled qrels file (gzip transparently): query_id, doc_id, stratum, relevance, line."""
-    return parse_sampled_qrels(read_bytes(path), display_name(path))
+    return parse_sampled_qrels(path, display_name(path))
 
 
-def parse_sampled_qrels(data: bytes, source: str) -> pa.Table:
-    """Parse sampled qrels text; a FormatError names every malformed line and repeated pair."""
-    check_line_lengths(data, source, f"a sampled qrels line ({_LINE})")
-    parsed = parse_columns(data, source, SAMPLED_QRELS_COLUMNS, extra_fields="error")
+def parse_sampled_qrels(data: PathLike | bytes, source: str) -> pa.Table:
+    """Parse sampled qrels text (bytes, or a path read block by block); a FormatError names
+    every malformed line and repeated pair (of the first block that has any)."""
+    blocks = line_blocks(data, source, f"a sampled qrels line ({_LINE})")
+    parsed = parse_column_blocks(
+        blocks, source, SAMPLED_QRELS_COLUMNS, extra_fields="error",
+        check=lambda block: check_unique_judgments(block, source))
     if parsed.problems:
         raise FormatError(parsed.problems, hint=f"Fix these lines; a sampled qrels line is: {_LINE}")
     table = parsed.table.drop_columns(["iter"])
-    bad = pc.less(table["relevance"], UNSAMPLED)
-    if pc.any(bad).as_py():
-        lines = table.filter(bad)
-        problems = [Problem(source, line, f"relevance {grade} is below -1")
-                    for line, grade in zip(lines["line"].to_pylist(), lines["relevance"].to_pylist(),
-                                           strict=True)]
-        raise FormatError(problems, hint="A grade is 0 or more when judged and -1 when the pair "
-                          "was pooled but not sampled; fix these lines.")
+    check_lowest_grade(table, source, "A grade is 0 or more when judged and -1 when the pair "
+                       "was pooled but not sampled; fix these lines.", UNSAMPLED)
     check_unique_judgments(table, source)
     return table
 
@@ -88,7 +85,8 @@ def looks_sampled(path: PathLike) -> bool:
     with open_file(path) as f:
         head = f.read(1 << 16)
     if compression_of(head) is not None:
-        head = read_bytes(path)
+        head = sniff_decompressed(head, 1 << 16)
+        head = head[: head.rfind(b"\n") + 1] or head
     return is_sampled_qrels(head)
 
 

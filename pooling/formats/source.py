@@ -54,6 +54,8 @@ COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 _TEST_COMMAND = {"gzip": "gzip -t", "bzip2": "bzip2 -t", "xz": "xz -t", "zstd": "zstd -t"}
 _CHUNK = 1 << 16  # compressed bytes fed to a decompressor at a time when streaming
 MAX_LINE_BYTES = 1 << 20  # no run or qrels line comes near this; a longer one is a wrong file
+LONG_LINE_SCAN = 1 << 28  # bytes of a too-long line read (not held) to tell its length
+BLOCK_BYTES = 1 << 23  # decompressed text a line reader takes at a time (see `line_blocks`)
 
 PathLike = str | os.PathLike[str]
 
@@ -169,16 +171,82 @@ def long_lines(
             at += step
 
 
-def check_line_lengths(data: bytes, source: str, expected: str, limit: int = MAX_LINE_BYTES) -> None:
+def check_line_lengths(data: bytes, source: str, expected: str, limit: int = MAX_LINE_BYTES,
+                       first_line: int = 1) -> None:
     """Refuse data with a line longer than `limit`, naming file:line and the line `expected`
-    (e.g. "a run line (query_id Q0 doc_id rank score tag)")."""
+    (e.g. "a run line (query_id Q0 doc_id rank score tag)"); `data` starts at `first_line`."""
     problems = [
-        Problem(source, data.count(b"\n", 0, start) + 1,
+        Problem(source, data.count(b"\n", 0, start) + first_line,
                 f"line is {length:,} bytes long; {expected} is at most {_size(limit)}")
         for start, length in islice(long_lines(data, limit), 5)
     ]
     if problems:
         raise FormatError(problems)
+
+
+def line_blocks(
+    data: PathLike | bytes | BinaryIO, source: str, expected: str, *,
+    limit: int = MAX_LINE_BYTES, size: int = BLOCK_BYTES,
+) -> Iterator[tuple[int, bytes]]:
+    """An input's whole lines in blocks of about `size` bytes, each with its first line's number.
+
+    `data` is a path (`-`: stdin), bytes already read, or an open binary stream that can
+    `peek` (left open); compressed data is decompressed as it is read. A line longer than `limit` raises `FormatError` at its file:line as soon as it is
+    read, so neither a runaway line nor a small compressed file that expands to gigabytes is
+    ever held whole: a reader that stops at the first block with a problem keeps at most a
+    block or two in memory, whatever the input holds.
+    """
+    owned: BinaryIO | None = None
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        stream: BinaryIO = io.BufferedReader(io.BytesIO(data))  # type: ignore[arg-type]
+    elif hasattr(data, "read"):
+        stream = data  # type: ignore[assignment]
+    else:
+        owned = stream = open_input(data)
+    try:
+        yield from _blocks(open_decompressed(stream, source), source, expected, limit, size)
+    finally:
+        if owned is not None and str(data) != "-":
+            owned.close()
+
+
+def _blocks(stream: BinaryIO, source: str, expected: str, limit: int,
+            size: int) -> Iterator[tuple[int, bytes]]:
+    """`line_blocks` of a stream of plain bytes."""
+    line = 1
+    pending = b""
+    while chunk := stream.read(size):
+        buf = pending + chunk if pending else chunk
+        cut = buf.rfind(b"\n") + 1
+        block, pending = buf[:cut], buf[cut:]
+        if block:
+            check_line_lengths(block, source, expected, limit, first_line=line)
+        if len(pending) > limit:
+            length = _line_length(stream, pending, size)
+            where = line + block.count(b"\n")
+            if length is None:
+                raise FormatError([Problem(source, where, (
+                    f"line runs past {_size(LONG_LINE_SCAN)} without a line end; {expected} is "
+                    f"at most {_size(limit)}: is this the right file?"))])
+            raise FormatError([Problem(source, where, f"line is {length:,} bytes long; "
+                                       f"{expected} is at most {_size(limit)}")])
+        if block:
+            yield line, block
+            line += block.count(b"\n")
+    if pending:
+        yield line, pending
+
+
+def _line_length(stream: BinaryIO, start: bytes, size: int) -> int | None:
+    """The length of a line too long to hold, `start` being its first bytes: read on (and let
+    go) up to its end, or None when it runs past LONG_LINE_SCAN bytes."""
+    length = len(start)
+    while length <= LONG_LINE_SCAN and (chunk := stream.read(size)):
+        end = chunk.find(b"\n")
+        if end >= 0:
+            return length + end
+        length += len(chunk)
+    return length if length <= LONG_LINE_SCAN else None
 
 
 def _size(n: int) -> str:

@@ -14,21 +14,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import FormatError, Problem
-from pooling.formats.columns import int_column, parse_columns, str_column
+from pooling.formats.columns import id_column, int_column, parse_column_blocks
 from pooling.formats.keys import duplicate_groups, has_duplicates
-from pooling.formats.source import (
-    PathLike,
-    check_line_lengths,
-    display_name,
-    read_bytes,
-    write_lines,
-)
+from pooling.formats.source import PathLike, display_name, line_blocks, write_lines
+from pooling.formats.trec_qrels import check_lowest_grade
 
 SUBTOPIC_LINE = "a subtopic qrels line (query_id subtopic doc_id relevance)"
 SUBTOPIC_COLUMNS = [
-    str_column("query_id"),
-    str_column("subtopic"),
-    str_column("doc_id"),
+    id_column("query_id"),
+    id_column("subtopic"),
+    id_column("doc_id"),
     int_column("relevance"),
 ]
 _KEY = ["query_id", "subtopic", "doc_id"]
@@ -37,20 +32,23 @@ _KEY = ["query_id", "subtopic", "doc_id"]
 def read_subtopic_qrels(path: PathLike) -> pa.Table:
     """Read a subtopic qrels file (gzip transparently) into (query_id, subtopic, doc_id,
     relevance, line); every malformed line and repeated judgment is reported at once."""
-    return parse_subtopic_qrels(read_bytes(path), display_name(path))
+    return parse_subtopic_qrels(path, display_name(path))
 
 
-def parse_subtopic_qrels(data: bytes, source: str) -> pa.Table:
-    """Parse subtopic qrels text: four fields a line, an integer grade (negative grades are
-    kept and count as not relevant), one grade per (query_id, subtopic, doc_id)."""
-    check_line_lengths(data, source, SUBTOPIC_LINE)
-    parsed = parse_columns(data, source, SUBTOPIC_COLUMNS, extra_fields="error")
+def parse_subtopic_qrels(data: PathLike | bytes, source: str) -> pa.Table:
+    """Parse subtopic qrels text: four fields a line, an integer grade of -1 or more (-1 and 0
+    count as not relevant), one grade per (query_id, subtopic, doc_id)."""
+    parsed = parse_column_blocks(
+        line_blocks(data, source, SUBTOPIC_LINE), source, SUBTOPIC_COLUMNS, extra_fields="error",
+        check=lambda block: check_unique_subtopic_judgments(block, source))
     if parsed.problems:
         raise FormatError(
             parsed.problems,
             hint="Fix these lines; a subtopic qrels line (ndeval's format) is: "
             "query_id subtopic doc_id relevance",
         )
+    check_lowest_grade(parsed.table, source, "A subtopic grade is 0 or more, or -1 for a "
+                       "document pooled but not judged; fix these lines.")
     check_unique_subtopic_judgments(parsed.table, source)
     return parsed.table
 

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from pooling.formats.common import (
     DEFAULT_BATCH_SIZE,
+    TEXT_LINE_BYTES,
     FirstSeen,
     ProblemLog,
     batches_of,
@@ -70,6 +71,9 @@ def read_trec_documents(path: PathLike) -> pa.Table:
     return table_of(iter_trec_documents(path), DOCUMENTS_SCHEMA)
 
 
+_LINE_COST = 64  # bytes a held line costs beyond its text (a Python string and its pointer)
+
+
 def _document_rows(path: PathLike, log: ProblemLog) -> Iterator[dict[str, str | None]]:
     """Split the stream at <DOC>/</DOC> and turn each document's body into a row."""
     seen = FirstSeen(log, "DOCNO")
@@ -78,10 +82,12 @@ def _document_rows(path: PathLike, log: ProblemLog) -> Iterator[dict[str, str | 
     stray = False  # inside a run of text outside documents (reported once per run)
     any_text = False
     any_doc = False
+    size = 0  # memory of the open document so far (its characters, and per line _LINE_COST)
 
     def finish() -> Iterator[dict[str, str | None]]:
         row = _parse_body("\n".join(body or []), start, log)
-        if row is not None and seen.is_new(row["doc_id"], start):
+        if (row is not None and log.good_id(start, row["doc_id"], "doc_id")
+                and seen.is_new(row["doc_id"], start)):
             yield row
 
     for number, line in iter_lines(path, log):
@@ -102,9 +108,14 @@ def _document_rows(path: PathLike, log: ProblemLog) -> Iterator[dict[str, str | 
                 if closing:
                     log.add(number, "</DOC> without an opening <DOC>")
             if not closing:
-                body, start, stray, any_doc = [], number, False, True
+                body, start, stray, any_doc, size = [], number, False, True, 0
         if body is not None:
             body.append(line[pos:])
+            size += len(line) + _LINE_COST
+            if size > TEXT_LINE_BYTES:  # a document is held whole: bound its memory
+                log.add(start, f"<DOC> runs past {TEXT_LINE_BYTES >> 20} MiB (or a million lines) without </DOC> "
+                        f"(at line {number}): is this the right file?")
+                log.raise_if_any(HINT)
         else:
             stray = _check_outside(line[pos:], number, stray, log)
 

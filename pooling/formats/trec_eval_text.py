@@ -14,10 +14,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import FormatError, Problem
-from pooling.formats.source import check_line_lengths, decompress
+from pooling.formats.common import utf8_error
+from pooling.formats.source import PathLike, line_blocks
 
 RUN_LINE = "a run line (query_id iter doc_id rank score tag)"
 QRELS_LINE = "a qrels line (query_id iter doc_id relevance)"
+# Text a trec_eval-dialect reader takes at a time: its columns per line cost more than the text,
+# so a block of millions of short lines stays within a few hundred MB.
+BLOCK_BYTES = 1 << 22
 _ATOF = re.compile(rb"^\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.I)
 
 
@@ -27,12 +31,21 @@ class TrecInputError(FormatError):
     exit_code = 2
 
 
-def text_lines(data: bytes, name: str) -> pa.StringArray:
-    """The file's lines as an Arrow string array (a final newline adds no line)."""
+def text_lines(data: bytes, name: str, first_line: int = 1) -> pa.StringArray:
+    """The lines of `data` (starting at line `first_line`) as an Arrow string array (a final
+    newline adds no line); lines that are not UTF-8 are refused at their file:line."""
     try:
         text = pa.array([data], pa.binary()).cast(pa.string())
     except pa.ArrowInvalid as exc:
-        raise TrecInputError([Problem(name, None, "not UTF-8 text")]) from exc
+        problems = []
+        for number, raw in enumerate(data.split(b"\n"), start=first_line):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                problems.append(Problem(name, number, utf8_error(raw, bad)))
+                if len(problems) >= 20:
+                    break
+        raise TrecInputError(problems or [Problem(name, None, "not UTF-8 text")]) from exc
     lines = pc.list_flatten(pc.split_pattern(text, "\n"))
     if len(lines) and data.endswith(b"\n"):
         lines = lines.slice(0, len(lines) - 1)
@@ -48,14 +61,35 @@ def line_fields(lines: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
     return tokens, count
 
 
-def parse_run_rows(data: bytes, name: str = "<run>") -> pa.Table:
-    """trec_eval's reading of run text, keeping each row's tag and line number.
+def parse_run_rows(data: PathLike | bytes, name: str = "<run>") -> pa.Table:
+    """trec_eval's reading of run text (bytes, or a path read block by block), keeping each
+    row's tag and line number; the first block with a bad line stops the reading.
 
     Columns: query_id, doc_id, score (C atof), tag, line (1-based), in file order.
     """
-    data = decompress(data, name)
-    check_line_lengths(data, name, RUN_LINE)
-    lines = text_lines(data, name)
+    return read_run_rows(data, name)[0]
+
+
+def read_run_rows(data: PathLike | bytes, name: str = "<run>") -> tuple[pa.Table, list[int]]:
+    """`parse_run_rows`, and the numbers of the lines that start with a UTF-8 byte-order mark
+    (trec_eval keeps it in the topic id; the evaluator warns about them)."""
+    tables: list[pa.Table] = []
+    boms: list[int] = []
+    for first, block in line_blocks(data, name, RUN_LINE, size=BLOCK_BYTES):
+        table, block_boms = _run_rows(block, name, first)
+        tables.append(table)
+        boms += block_boms
+    table = pa.concat_tables(tables) if tables else None
+    if table is None or table.num_rows == 0:
+        raise TrecInputError([Problem(name, None, "no run lines")])
+    return table, boms
+
+
+def _run_rows(data: bytes, name: str, first_line: int) -> tuple[pa.Table, list[int]]:
+    """`read_run_rows` of one block of whole lines starting at `first_line`."""
+    lines = text_lines(data, name, first_line)
+    boms = (np.flatnonzero(pc.starts_with(lines, "\ufeff").to_numpy(zero_copy_only=False))
+            + first_line).tolist()
     tokens, count = line_fields(lines)
     first = pc.list_element(tokens.filter(pa.array(count > 0)), 0)
     is_data = count > 0
@@ -65,19 +99,19 @@ def parse_run_rows(data: bytes, name: str = "<run>") -> pa.Table:
     short = np.flatnonzero(is_data & (count < 6))
     if len(short):
         raise TrecInputError(
-            [Problem(name, int(i) + 1, f"expected at least 6 fields, found {count[i]}") for i in short],
+            [Problem(name, int(i) + first_line, f"expected at least 6 fields, found {count[i]}")
+             for i in short[:1000]],
             hint="Run lines are: query_id iter doc_id rank score tag.",
         )
     rows = tokens.filter(pa.array(is_data))
-    if len(rows) == 0:
-        raise TrecInputError([Problem(name, None, "no run lines")])
     score_text = pc.list_element(rows, 4)
     scores = atof_column(score_text)
-    line_no = np.flatnonzero(is_data) + 1
+    line_no = np.flatnonzero(is_data) + first_line
     bad = np.flatnonzero(np.isnan(scores))
     if len(bad):
         raise TrecInputError(
-            [Problem(name, int(line_no[i]), "score is NaN; scores must be numbers") for i in bad]
+            [Problem(name, int(line_no[i]), "score is NaN; scores must be numbers")
+             for i in bad[:1000]]
         )
     return pa.table(
         {
@@ -86,8 +120,13 @@ def parse_run_rows(data: bytes, name: str = "<run>") -> pa.Table:
             "score": pa.array(scores, pa.float64()),
             "tag": pc.list_element(rows, 5),
             "line": pa.array(line_no, pa.int64()),
-        }
-    )
+        },
+        schema=_RUN_ROWS,
+    ), boms
+
+
+_RUN_ROWS = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+                       ("score", pa.float64()), ("tag", pa.string()), ("line", pa.int64())])
 
 
 def atof_column(text: pa.Array) -> np.ndarray:

@@ -9,35 +9,34 @@ from __future__ import annotations
 from typing import IO
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pooling.errors import FormatError, Problem
-from pooling.formats.columns import int_column, parse_columns, str_column
+from pooling.formats.columns import id_column, int_column, parse_column_blocks, str_column
 from pooling.formats.keys import duplicate_groups, has_duplicates
-from pooling.formats.source import (
-    PathLike,
-    check_line_lengths,
-    display_name,
-    read_bytes,
-    write_lines,
-)
+from pooling.formats.source import PathLike, display_name, line_blocks, write_lines
 
 QRELS_COLUMNS = [
-    str_column("query_id"),
+    id_column("query_id"),
     str_column("iter"),
-    str_column("doc_id"),
+    id_column("doc_id"),
     int_column("relevance"),
 ]
+QRELS_LINE = "a qrels line (query_id iter doc_id relevance)"
 
 
 def read_trec_qrels(path: PathLike) -> pa.Table:
-    """Read a qrels file (gzip transparently) into (query_id, doc_id, relevance, line)."""
-    return parse_trec_qrels(read_bytes(path), display_name(path))
+    """Read a qrels file (compressed transparently) into (query_id, doc_id, relevance, line),
+    block by block (see `pooling.formats.source.line_blocks`)."""
+    return parse_trec_qrels(path, display_name(path))
 
 
-def parse_trec_qrels(data: bytes, source: str) -> pa.Table:
-    """Parse qrels text; raise FormatError naming every malformed line and repeated pair."""
-    check_line_lengths(data, source, "a qrels line (query_id iter doc_id relevance)")
-    parsed = parse_columns(data, source, QRELS_COLUMNS, extra_fields="error")
+def parse_trec_qrels(data: PathLike | bytes, source: str) -> pa.Table:
+    """Parse qrels text (bytes, or a path read block by block); raise FormatError naming every
+    malformed line and repeated pair (of the first block that has any)."""
+    blocks = line_blocks(data, source, QRELS_LINE)
+    parsed = parse_column_blocks(blocks, source, QRELS_COLUMNS, extra_fields="error",
+                                 check=lambda block: check_unique_judgments(block, source))
     if parsed.problems:
         raise FormatError(
             parsed.problems, hint="Fix these lines; a qrels line is: query_id iter doc_id relevance"
@@ -45,6 +44,17 @@ def parse_trec_qrels(data: bytes, source: str) -> pa.Table:
     table = parsed.table.drop_columns(["iter"])
     check_unique_judgments(table, source)
     return table
+
+
+def check_lowest_grade(table: pa.Table, source: str, hint: str, lowest: int = -1) -> None:
+    """Refuse grades below `lowest` (-1: "pooled but not judged"; anything lower is a typo),
+    naming each line (up to 20)."""
+    bad = pc.less(table["relevance"], lowest)
+    if not pc.any(bad).as_py():
+        return
+    rows = table.filter(bad).select(["line", "relevance"]).slice(0, 20).to_pylist()
+    raise FormatError([Problem(source, r["line"], f"relevance {r['relevance']} is below {lowest}")
+                       for r in rows], hint=hint)
 
 
 def check_unique_judgments(table: pa.Table, source: str) -> None:

@@ -15,29 +15,32 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import FormatError, Problem
-from pooling.formats.columns import float_column, int_column, parse_columns, str_column
-from pooling.formats.keys import duplicate_groups, has_duplicates
-from pooling.formats.source import (
-    PathLike,
-    check_line_lengths,
-    display_name,
-    read_bytes,
-    write_lines,
+from pooling.formats.columns import (
+    float_column,
+    id_column,
+    int_column,
+    parse_column_blocks,
+    str_column,
 )
+from pooling.formats.keys import duplicate_groups, has_duplicates
+from pooling.formats.source import PathLike, display_name, line_blocks, write_lines
 
 if TYPE_CHECKING:
     from pooling.formats.topic_map import TopicMap
 
 RUN_COLUMNS = [
-    str_column("query_id"),
+    id_column("query_id"),
     str_column("q0"),
-    str_column("doc_id"),
+    id_column("doc_id"),
     int_column("rank"),
     float_column("score"),
-    str_column("tag"),
+    id_column("tag"),
 ]
+RUN_LINE = "a run line (query_id Q0 doc_id rank score tag)"
+RUN_HINT = "Fix these lines; a run line is: query_id Q0 doc_id rank score tag"
 Q0_VALUES = ("Q0", "q0", "0")
 Dedupe = Literal["error", "first"]
+DEDUPE_HINT = "Use --dedupe first to keep the first occurrence of each repeated document."
 
 
 @dataclass(frozen=True)
@@ -54,25 +57,33 @@ class ParsedRun:
 def read_trec_run(
     path: PathLike, *, split_by_tag: bool = False, dedupe: Dedupe = "error"
 ) -> list[ParsedRun]:
-    """Read a run file (gzip transparently); one ParsedRun, or one per tag with `split_by_tag`."""
-    return parse_trec_run(read_bytes(path), display_name(path), split_by_tag=split_by_tag, dedupe=dedupe)
+    """Read a run file (compressed transparently); one ParsedRun, or one per tag with
+    `split_by_tag`."""
+    return parse_trec_run(path, display_name(path), split_by_tag=split_by_tag, dedupe=dedupe)
 
 
 def parse_trec_run(
-    data: bytes, source: str, *, split_by_tag: bool = False, dedupe: Dedupe = "error",
+    data: PathLike | bytes, source: str, *, split_by_tag: bool = False, dedupe: Dedupe = "error",
     topic_map: TopicMap | None = None,
 ) -> list[ParsedRun]:
-    """Parse run text; raise FormatError naming every malformed line, NaN score or duplicate.
+    """Parse run text (bytes, or a path read block by block); raise FormatError naming every
+    malformed line, NaN score or duplicate (of the first block that has any).
 
     A topic map is applied before the duplicate check (two ids of one topic may share docs).
     """
-    check_line_lengths(data, source, "a run line (query_id Q0 doc_id rank score tag)")
-    parsed = parse_columns(data, source, RUN_COLUMNS, extra_fields="ignore")
-    problems = list(parsed.problems)
+
+    def check(block: pa.Table) -> None:
+        """Refuse a block's bad Q0 fields and, with one tag and no map, its repeats at once."""
+        if problems := _q0_problems(block, source):
+            raise FormatError(problems, hint=RUN_HINT)
+        if dedupe == "error" and topic_map is None and pc.count_distinct(block["tag"]).as_py() == 1:
+            apply_dedupe(block, source, "error")
+
+    parsed = parse_column_blocks(line_blocks(data, source, RUN_LINE), source, RUN_COLUMNS,
+                                 extra_fields="ignore", check=check)
     table = parsed.table
-    problems += _q0_problems(table, source)
-    if problems:
-        raise FormatError(problems, hint="Fix these lines; a run line is: query_id Q0 doc_id rank score tag")
+    if parsed.problems:
+        raise FormatError(parsed.problems, hint=RUN_HINT)
     table = table.drop_columns(["q0"])
     used: dict[str, str] = {}
     if topic_map is not None:
@@ -119,11 +130,11 @@ def apply_dedupe(table: pa.Table, source: str, dedupe: Dedupe) -> tuple[pa.Table
                 f"(first at line {g.lines[0]})")
         for g in groups[:5]
     ]
-    raise FormatError(
-        examples,
-        hint=f"{repeated} repeated (query_id, doc_id) line(s) in {len(groups)} pair(s); "
-        "use --dedupe first to keep the first occurrence of each.",
-    )
+    # The count is a problem of this file (a refusal of many files names each file's count);
+    # the advice, the same for every file, is the hint.
+    count = Problem(source, None, f"{repeated} repeated (query_id, doc_id) line(s) in "
+                    f"{len(groups)} pair(s)")
+    raise FormatError(examples + [count], hint=DEDUPE_HINT)
 
 
 def _q0_problems(table: pa.Table, source: str) -> list[Problem]:

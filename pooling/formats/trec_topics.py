@@ -60,7 +60,8 @@ def read_trec_topics(path: PathLike) -> pa.Table:
 
     def finish(t: _OpenTopic) -> None:
         row = _topic_row(t, log)
-        if row is not None and seen.is_new(row["query_id"], t.line):
+        if (row is not None and log.good_id(t.line, row["query_id"], "query_id")
+                and seen.is_new(row["query_id"], t.line)):
             rows.append(row)
 
     for number, line in iter_lines(path, log):

@@ -7,6 +7,8 @@ query_id from the `number` attribute, title from `<query>`, description from
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 
 from pooling.formats.common import ProblemLog, extra_json
@@ -50,3 +52,12 @@ def read_trec_web_topics(path: PathLike) -> pa.Table:
                      "narrative": None, "extra": extra_json(extra)})
     log.raise_if_any(HINT)
     return pa.Table.from_pylist(rows, schema=TOPICS_SCHEMA)
+
+
+def recorded_subtopics(extra: str | None) -> list[tuple[str, str]]:
+    """A stored topic's subtopics as (number, text), from its `extra` JSON where this reader
+    puts them (a subtopic without a number is numbered by its place); [] when it has none."""
+    data = json.loads(extra or "{}")
+    subs = data.get("subtopics") if isinstance(data, dict) else None
+    return [(str(s.get("number") or i), str(s.get("text") or ""))
+            for i, s in enumerate(subs or [], start=1) if isinstance(s, dict)]

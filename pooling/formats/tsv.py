@@ -46,7 +46,8 @@ def read_tsv_topics(path: PathLike) -> pa.Table:
             log.add(number, f"expected 2 tab-separated fields (query_id, text), found {found}")
             continue
         query_id, text = fields
-        if _non_empty(log, number, query_id=query_id, text=text) and seen.is_new(query_id, number):
+        if (_non_empty(log, number, query_id=query_id, text=text)
+                and log.good_id(number, query_id, "query_id") and seen.is_new(query_id, number)):
             rows.append({"query_id": query_id, "title": text})
     if not rows and not log.problems:
         log.add(None, "file is empty: expected at least one topic")
@@ -92,7 +93,8 @@ def _document_rows(path: PathLike, log: ProblemLog) -> Iterator[dict[str, str | 
             continue
         doc_id, text = fields[0], fields[-1]
         title = fields[1] if len(fields) == 3 else None
-        if _non_empty(log, number, doc_id=doc_id, text=text) and seen.is_new(doc_id, number):
+        if (_non_empty(log, number, doc_id=doc_id, text=text)
+                and log.good_id(number, doc_id, "doc_id") and seen.is_new(doc_id, number)):
             yield {"doc_id": doc_id, "title": title or None, "text": text}
     if layout is None and not log.problems:
         log.add(None, "file is empty: expected at least one document")

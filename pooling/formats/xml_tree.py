@@ -12,7 +12,10 @@ from typing import Any
 from xml.parsers import expat
 
 from pooling.errors import FormatError, Problem
-from pooling.formats.source import PathLike, display_name, read_bytes
+from pooling.formats.common import open_binary
+from pooling.formats.source import PathLike, display_name
+
+MAX_XML_BYTES = 1 << 24  # an XML topics file (decompressed) is at most this
 
 
 @dataclass
@@ -60,7 +63,16 @@ def parse_xml(path: PathLike, hint: str) -> Node:
     parser.StartElementHandler, parser.EndElementHandler = start, end
     parser.CharacterDataHandler = data
     try:
-        parser.Parse(read_bytes(path), True)
+        with open_binary(path) as fh:  # fed piece by piece: a compressed bomb is never whole
+            read = 0
+            while chunk := fh.read(1 << 20):
+                read += len(chunk)
+                if read > MAX_XML_BYTES:
+                    raise FormatError([Problem(source, parser.CurrentLineNumber, (
+                        f"the file runs past {MAX_XML_BYTES >> 20} MiB, and a topics file is "
+                        "never that big: is this the right file?"))], hint=hint)
+                parser.Parse(chunk, False)
+            parser.Parse(b"", True)
     except expat.ExpatError as exc:
         raise FormatError([Problem(source, exc.lineno, f"not well-formed XML: {expat.errors.messages[exc.code]}")],
                           hint=hint) from exc

@@ -16,6 +16,7 @@ import secrets
 from dataclasses import dataclass
 
 from pooling.errors import StoreError
+from pooling.formats.ids import id_problem
 from pooling.judging.assignments import load_assignments
 from pooling.judging.rounds import get_round
 from pooling.store.core import Store, utcnow
@@ -51,6 +52,11 @@ def add_assessor(
     if kind not in (PERSON, SIMULATED):
         raise StoreError(f"an assessor added here is a {PERSON} or {SIMULATED}, not {kind!r}; "
                          "automatic judges are added by `pooling judge`")
+    why = id_problem(name, "the assessor's name") if isinstance(name, str) else "a name is text"
+    if assessor_id is not None:
+        why = why or id_problem(assessor_id, "the assessor id (--id)", names_file=True)
+    if why:
+        raise StoreError(why)
     assessor_id = assessor_id or slug(name)
     if store.one("find assessor", "SELECT 1 FROM assessors WHERE assessor_id = ?", [assessor_id]):
         raise StoreError(f"assessor id {assessor_id!r} exists; give another name or --id")

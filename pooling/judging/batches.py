@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 
 from pooling.errors import FormatError, Problem, StoreError
+from pooling.formats.common import ProblemLog, iter_lines, loads_strict
 from pooling.formats.csv_cells import plain_cell, safe_cell
 from pooling.formats.source import (
     display_name,
@@ -43,10 +44,12 @@ from pooling.judging.judgments import counted, write
 from pooling.judging.queue import topic_queue
 from pooling.judging.rounds import Round, get_round
 from pooling.judging.validation import (
+    JudgmentRefused,
     off_scale,
     on_scale,
     scale_hint,
     unjudgeable_refused,
+    unjudgeable_sent,
     unstorable_text,
     wrong_subtopic,
 )
@@ -164,6 +167,16 @@ def read_batch(path: str | Path, rnd: Round, assessor_id: str) -> BatchRows:
     file_sha = sha256_file(path)
     for line, row in _batch_rows(path, source, out.problems):
         grade_text = str(row.get("grade") if row.get("grade") is not None else "").strip()
+        try:  # JSONL may say "unjudgeable": true, as the API does (and 1 is no boolean)
+            flagged = unjudgeable_sent(row.get("unjudgeable"))
+        except JudgmentRefused as exc:
+            out.problems.append(Problem(source, line, str(exc)))
+            continue
+        if flagged:
+            if grade_text and grade_text.lower() != UNJUDGEABLE:
+                out.problems.append(Problem(source, line, "send a grade or unjudgeable, not both"))
+                continue
+            grade_text = UNJUDGEABLE
         if not grade_text:
             if str(row.get("note") or "").strip():  # never drop what a person typed
                 out.problems.append(Problem(source, line, "a note without a grade: give the row a "
@@ -249,19 +262,23 @@ def _batch_rows(path: str | Path, source: str, problems: list[Problem]) -> Itera
 
 def _rows(path: str | Path, source: str, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
     if strip_compression_suffix(str(path)).endswith(".jsonl"):
-        with io.TextIOWrapper(open_decompressed(open_file(path), source), encoding="utf-8") as fh:
-            for number, text in enumerate(fh, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    problems.append(Problem(source, number, f"not valid JSON: {exc.msg}"))
-                    continue
-                if not isinstance(row, dict):
-                    problems.append(Problem(source, number, "expected a JSON object"))
-                    continue
-                yield number, row
+        log = ProblemLog(source)
+        log.problems = problems  # one list: the reader's problems are the batch's
+        for number, text in iter_lines(path, log):
+            if not text.strip():
+                continue
+            try:
+                row = loads_strict(text)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(source, number, f"not valid JSON: {exc.msg}"))
+                continue
+            except ValueError as exc:
+                problems.append(Problem(source, number, f"{exc}"))
+                continue
+            if not isinstance(row, dict):
+                problems.append(Problem(source, number, "expected a JSON object"))
+                continue
+            yield number, row
         return
     with io.TextIOWrapper(open_decompressed(open_file(path), source), encoding="utf-8",
                           newline="") as fh:

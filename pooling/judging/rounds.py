@@ -16,6 +16,8 @@ from typing import Any
 import pyarrow as pa
 
 from pooling.errors import StoreError
+from pooling.formats.ids import id_problem
+from pooling.formats.trec_web import recorded_subtopics
 from pooling.judging.history import effective_judgments
 from pooling.judging.sampled_rounds import (
     check_stratified_options,
@@ -219,10 +221,10 @@ def create_round(
     `redundancy` distinct people's answers, and the pairs of qrels version `gold` are mixed
     into each worker's queue so that about `gold_rate` of their pairs are gold (default 0.1).
     """
-    if not isinstance(name, str) or not name.strip() or name != name.strip():
-        raise StoreError(f"a round needs a name without leading or trailing spaces, got {name!r};"
-                         " give one with --round NAME")
-    why = unstorable(name, "the round name")
+    if not isinstance(name, str):
+        raise StoreError(f"a round needs a name, got {name!r}; give one with --round NAME")
+    why = id_problem(name, "the round name (--round)", names_file=True) or unstorable(
+        name, "the round name")
     if why:
         raise StoreError(why)
     if store.one("find round", "SELECT 1 FROM rounds WHERE round_id = ?", [name]):
@@ -442,11 +444,9 @@ def topic_subtopics(store: Store, query_ids: list[str]) -> dict[str, list[list[s
                           "WHERE query_id IN (SELECT UNNEST(?))", [query_ids]).fetchall())
     out: dict[str, list[list[str]]] = {}
     for q in query_ids:
-        extra = json.loads(rows.get(q) or "{}")
-        subs = extra.get("subtopics") if isinstance(extra, dict) else None
-        numbers = [str(s.get("number") or i) for i, s in enumerate(subs or [], start=1)]
-        if subs and len(set(numbers)) == len(numbers):
-            out[q] = [[n, str(s.get("text") or "")] for n, s in zip(numbers, subs, strict=True)]
+        subs = recorded_subtopics(rows.get(q))
+        if subs and len({n for n, _ in subs}) == len(subs):
+            out[q] = [[n, text] for n, text in subs]
     missing = [q for q in query_ids if q not in out]
     if missing:
         shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10

@@ -228,14 +228,25 @@ def unjudgeable_refused(rnd: Round) -> str | None:
     return None
 
 
+def unjudgeable_sent(value: object) -> bool:
+    """Whether `unjudgeable` was sent true: JSON true or false, or a form's "1"/"true"/"on"
+    or ""/"0"/"false"; anything else (the number 1 included: in Python `1 == True`) is
+    `JudgmentRefused`, so a client's mistake is never read as an answer."""
+    if value is None or value is False or (isinstance(value, str) and value in ("", "0", "false")):
+        return False
+    if value is True or (isinstance(value, str) and value in ("1", "true", "on")):
+        return True
+    raise JudgmentRefused(f"unjudgeable must be true or false, found {str(value)[:40]!r}"
+                          + (" (a number: send the JSON boolean true or false)"
+                             if isinstance(value, (int, float)) else ""))
+
+
 def answer(rnd: Round, grade_value: object, unjudgeable_value: object) -> tuple[str, int | None]:
     """A submission's answer, (kind, grade): a grade on the round's scale, or `unjudgeable`
     ("broken link / can't judge", no grade) when `unjudgeable` is sent true; both, or an
     unjudgeable answer in a round that needs grades, is `JudgmentRefused`."""
-    if unjudgeable_value in (None, False, "", "0", "false"):
+    if not unjudgeable_sent(unjudgeable_value):
         return "judge", grade(rnd, grade_value)
-    if unjudgeable_value not in (True, "1", "true", "on"):
-        raise JudgmentRefused("unjudgeable must be true or false")
     if grade_value not in (None, ""):
         raise JudgmentRefused("send a grade or unjudgeable, not both")
     why = unjudgeable_refused(rnd)

@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from pooling.errors import StoreError
+from pooling.errors import FormatError, Problem, StoreError
+from pooling.formats.ids import check_id
 from pooling.formats.source import display_name, read_file_bytes
 from pooling.formats.topic_map import TopicMap, details_json
 from pooling.formats.trec_qrels import check_unique_judgments, write_trec_qrels
+from pooling.formats.trec_web import recorded_subtopics
 from pooling.output_files import write_text
 from pooling.store import faults
 from pooling.store.database import Database, utcnow
@@ -84,7 +87,7 @@ def import_qrels_file(
     used: dict[str, str] = {}
     if topic_map is not None:
         table, used = topic_map.apply(table)
-    version = name or Path(path).name.split(".")[0]
+    version = name if name is not None else Path(path).name.split(".")[0]
     details = details_json(format=reading.format if reading.format != "trec" else None,
                            grades=reading.grades,
                            topic_map=topic_map.record(used) if topic_map and used else None)
@@ -110,6 +113,7 @@ def save_qrels(
 ) -> QrelsImport:
     """Store a qrels table as a new immutable version; the name must be new. judges: the
     automatic judges whose grades it holds (recorded with the version)."""
+    check_id(name, "qrels version name (--name)", names_file=True)
     if store.one("find qrels", "SELECT 1 FROM qrels_versions WHERE name = ?", [name]):
         raise StoreError(
             f"qrels version {name!r} already exists and versions are immutable; "
@@ -228,6 +232,40 @@ def plain_from_subtopics(table: pa.Table) -> pa.Table:
     return plain_qrels(table)
 
 
+def check_known_topics(store: Database, table: pa.Table, source: str, *,
+                       subtopics: bool = False) -> None:
+    """Refuse, at file:line, judgments of topics the store lacks and (`subtopics`) of subtopics
+    a topic's stored subtopics lack. A store without topics, or a topic stored without
+    subtopics, has nothing to check against: its rows are taken as they are.
+
+    table: query_id[, subtopic], line."""
+    (known,) = store.one("count topics", "SELECT count(*) FROM topics")
+    if known == 0:
+        return
+    ids = pc.unique(table["query_id"]).to_pylist()
+    extras = dict(store.sql("topics of the judgments", "SELECT query_id, extra FROM topics "
+                            "WHERE query_id IN (SELECT UNNEST(?))", [ids]).fetchall())
+    recorded = {q: {n for n, _ in recorded_subtopics(e)} for q, e in extras.items()}
+    problems: list[Problem] = []
+    seen: set[tuple[str, str | None]] = set()
+    columns = ["query_id", "subtopic", "line"] if subtopics else ["query_id", "line"]
+    for row in table.select(columns).to_pylist():
+        q, sub = row["query_id"], row.get("subtopic")
+        if q not in extras:
+            if (q, None) not in seen:
+                seen.add((q, None))
+                problems.append(Problem(source, row["line"], f"topic {q!r} is not in the store"))
+        elif subtopics and recorded[q] and sub not in recorded[q] and (q, sub) not in seen:
+            seen.add((q, sub))
+            problems.append(Problem(source, row["line"], f"topic {q!r} has no subtopic {sub!r}; "
+                                    f"its subtopics are {', '.join(sorted(recorded[q]))}"))
+        if len(problems) >= 20:
+            break
+    if problems:
+        raise FormatError(problems, hint="Import the topics (with their subtopics) first, or fix "
+                          "the ids of these lines (a --topic-map maps ids written otherwise).")
+
+
 def save_subtopic_qrels(store: Database, table: pa.Table, name: str, **version: Any) -> QrelsImport:
     """Store subtopic qrels (query_id, subtopic, doc_id, relevance) as a new immutable version,
     in one transaction. Its subtopic rows go to `subtopic_qrels`; its plain rows, which every
@@ -296,12 +334,13 @@ def import_subtopic_qrels_file(store: Database, path: str | Path, *, name: str |
     if isinstance(file, QrelsImport):
         return file
     raw, sha, source = file.raw, file.sha256, file.source
-    table = parse_subtopic_qrels(raw, source).select(["query_id", "subtopic", "doc_id",
-                                                      "relevance"])
+    table = parse_subtopic_qrels(raw, source)
     used: dict[str, str] = {}
     if topic_map is not None:
         table, used = topic_map.apply(table)
-    version = name or Path(path).name.split(".")[0]
+    check_known_topics(store, table, source, subtopics=True)
+    table = table.select(["query_id", "subtopic", "doc_id", "relevance"])
+    version = name if name is not None else Path(path).name.split(".")[0]
     result = save_subtopic_qrels(
         store, table, version, method="imported", source=source, sha256=sha,
         details=details_json(format="subtopic",

@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from pooling.errors import StoreError
+from pooling.formats.ids import id_problem
 from pooling.formats.run_files import RunMeta
 from pooling.formats.topic_map import TopicMap
 from pooling.formats.trec_run import Dedupe
@@ -108,8 +109,9 @@ def rename_run(store: Database, run_id: str, new_run_id: str, *, force: bool = F
     """Give run `run_id` the name `new_run_id`: its rows, the imports ledger and, with
     `force`, the rounds that pooled it follow; its cached values are dropped (they are
     filed under the old name). Recorded (module docstring)."""
-    if not new_run_id.strip():
-        raise StoreError("a run's new name cannot be empty; give the run_id it should have")
+    why = id_problem(new_run_id, "the run's new name", names_file=True)  # the rule of imports
+    if why is not None:
+        raise StoreError(why)
     with store.transaction():
         old, pooled_in = _check(store, run_id, force, "rename")
         if new_run_id == run_id:

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from pooling.errors import FormatError, InputFileError, Problem, StoreError
 from pooling.evaluation.kernel import line_facts
+from pooling.formats.ids import check_id
 from pooling.formats.run_files import (  # noqa: F401  (RunMeta, read_run_meta: re-exported)
     RunMeta,
     RunNames,
@@ -28,14 +29,16 @@ from pooling.formats.run_files import (  # noqa: F401  (RunMeta, read_run_meta: 
     run_name,
 )
 from pooling.formats.source import (
+    MAGIC_BYTES,
     MAX_LINE_BYTES,
-    decompress,
+    compression_of,
     display_name,
+    line_blocks,
     read_file_bytes,
 )
 from pooling.formats.topic_map import TopicMap, details_json
 from pooling.formats.topic_order import in_topic_order
-from pooling.formats.trec_run import Dedupe, ParsedRun, parse_trec_run, split_checked
+from pooling.formats.trec_run import RUN_LINE, Dedupe, ParsedRun, parse_trec_run, split_checked
 from pooling.store import faults
 from pooling.store.database import Database, utcnow
 from pooling.store.imports import (
@@ -126,13 +129,12 @@ def import_runs(
         for item in planned:
             raw = item.raw if item.raw is not None else read_file_bytes(item.path)
             item.raw = None
-            data = decompress(raw, item.source)
             try:
                 if failed:  # nothing will be stored: only look for this file's problems
-                    parse_trec_run(data, item.source, split_by_tag=split_by_tag, dedupe=dedupe,
+                    parse_trec_run(raw, item.source, split_by_tag=split_by_tag, dedupe=dedupe,
                                    topic_map=topic_map)
                     continue
-                loaded, used = _load(store, item, raw, data, reading, progress)
+                loaded, used = _load(store, item, raw, reading, progress)
             except FormatError as exc:
                 failed[item.source] = exc
                 continue
@@ -156,14 +158,16 @@ def import_runs(
 
 
 def _load(
-    store: Database, item: _Planned, raw: bytes, data: bytes, reading: RunReading, progress: Progress
+    store: Database, item: _Planned, raw: bytes, reading: RunReading, progress: Progress
 ) -> tuple[list[tuple[str, str, int]], dict[str, str]]:
-    """Insert one file's run(s): (run_id, tag, rows dropped) each, and the topic ids mapped."""
-    if item.run_id is not None and raw is data and reading.topic_map is None:
-        loaded = _insert_fast(store, item, data, progress)
+    """Insert one file's run(s): (run_id, tag, rows dropped) each, and the topic ids mapped.
+    A compressed file is decompressed block by block by the reader, never whole."""
+    plain = compression_of(raw[:MAGIC_BYTES]) is None
+    if item.run_id is not None and plain and reading.topic_map is None:
+        loaded = _insert_fast(store, item, raw, progress)
         if loaded is not None:
             return loaded, {}
-    runs = parse_trec_run(data, item.source, split_by_tag=reading.split_by_tag,
+    runs = parse_trec_run(raw, item.source, split_by_tag=reading.split_by_tag,
                           dedupe=reading.dedupe, topic_map=reading.topic_map)
     several = len(runs) > 1
     loaded = [
@@ -182,8 +186,11 @@ def _refusal(failed: dict[str, FormatError], n_files: int) -> FormatError:
     problems: list[Problem] = []
     hints: set[str] = set()
     for source, exc in failed.items():
-        problems += exc.problems[:PROBLEMS_PER_FILE]
-        more = len(exc.problems) - PROBLEMS_PER_FILE
+        # Problems of the whole file (no line: a count, a summary) are always shown.
+        at_lines = [p for p in exc.problems if p.line is not None]
+        problems += at_lines[:PROBLEMS_PER_FILE]
+        problems += [p for p in exc.problems if p.line is None]
+        more = len(at_lines) - PROBLEMS_PER_FILE
         if more > 0:
             problems.append(Problem(source, None, f"and {more} more problem(s)"))
         if exc.hint and exc.hint not in hints:  # the same advice is given once
@@ -283,7 +290,7 @@ def _plan(
         run_id = None
         if not reading.split_by_tag:
             try:
-                run_id = name or run_name(path, _needed_tag(decompress(raw, source), source), reading)
+                run_id = name or run_name(path, _needed_tag(raw, source), reading)
             except FormatError as exc:
                 failed[source] = exc
                 continue
@@ -323,25 +330,36 @@ def _plan(
 def _first_tag(data: bytes) -> str | None:
     """The tag of the first data line, however far down the file it is; None when that line
     is malformed or there is none. Blank and `#` lines are skipped, as the reader does."""
+    fields = _first_data_fields(data)
+    if fields is None or len(fields) < 6:
+        return None
+    return fields[5].decode("utf-8", errors="replace")
+
+
+def _first_data_fields(data: bytes) -> list[bytes] | None:
+    """The fields of the first line that is neither blank nor a `#` comment, or None."""
     start = 0
     while start < len(data):
         end = data.find(b"\n", start)
         end = len(data) if end < 0 else end
         fields = data[start:end].split(maxsplit=6)
         start = end + 1
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        return fields[5].decode("utf-8", errors="replace") if len(fields) >= 6 else None
+        if fields and not fields[0].startswith(b"#"):
+            return fields
     return None
 
 
-def _needed_tag(data: bytes, source: str) -> str:
-    """The tag that names a run; when there is none, the reader's account of why."""
-    tag = _first_tag(data)
-    if tag is None:
-        parse_trec_run(data, source)
-        raise FormatError([Problem(source, None, "no run tag found")])
-    return tag
+def _needed_tag(raw: bytes, source: str) -> str:
+    """The tag that names a run (raw: the file's bytes, perhaps compressed: decompressed block
+    by block up to its first data line); when there is none, the reader's account of why."""
+    for _, block in line_blocks(raw, source, RUN_LINE):
+        if _first_data_fields(block) is not None:
+            tag = _first_tag(block)
+            if tag is None:
+                break
+            return tag
+    parse_trec_run(raw, source)
+    raise FormatError([Problem(source, None, "no run tag found")])
 
 
 _FAST_READ = """
@@ -368,6 +386,7 @@ def _insert_fast(
     if tag is None:
         return None
     assert item.run_id is not None
+    check_id(item.run_id, f"{item.source}: run id", names_file=True)
     progress.start(f"importing {item.source}", total=n_lines)
     store.sql("fast read", _FAST_READ, {"run_id": item.run_id, "path": str(item.path.resolve()), "tag": tag})
     (written,) = store.one(
@@ -409,6 +428,7 @@ def _insert_parsed(
 ) -> tuple[str, str, int]:
     """Insert a parsed run in chunks (progress and crash-test hooks between chunks)."""
     run_id = run_id or item.run_id or run.tag
+    check_id(run_id, f"{item.source}: run id", names_file=True)
     if item.run_id is None and store.has_run(run_id):
         raise StoreError(
             f"{item.source}: run {run_id!r} (tag {run.tag!r}) is already in {store.path}; "

@@ -22,17 +22,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import StoreError
+from pooling.formats.ids import check_id
 from pooling.formats.sampled_qrels import (
     UNSAMPLED,
     parse_sampled_qrels,
     stratum_counts,
     write_sampled_qrels,
 )
-from pooling.formats.source import PathLike, read_bytes
+from pooling.formats.source import PathLike
 from pooling.output_files import write_text
 from pooling.store.database import Database
 from pooling.store.qrels import (
     QrelsImport,
+    check_known_topics,
     new_qrels_file,
     qrels_provenance,
     save_qrels,
@@ -123,6 +125,7 @@ def save_sampled_qrels(
 ) -> QrelsImport:
     """Store sampled qrels (query_id, doc_id, stratum, relevance with -1 for unsampled pairs)
     as a new immutable version, in one transaction; the result counts the judged rows."""
+    check_id(name, "qrels version name (--name)", names_file=True)
     if table.num_rows == 0:
         raise StoreError("sampled qrels with no pooled pair cannot make a version; "
                          "pool some documents first")
@@ -154,8 +157,9 @@ def import_sampled_qrels_file(store: Database, path: str | Path, *, name: str | 
     if isinstance(file, QrelsImport):
         return file
     sha, source = file.sha256, file.source
-    table = parse_sampled_qrels(read_bytes(path), source)
-    version = name or Path(path).name.split(".")[0]
+    table = parse_sampled_qrels(path, source)
+    check_known_topics(store, table, source)
+    version = name if name is not None else Path(path).name.split(".")[0]
     result = save_sampled_qrels(store, table, version, method="imported", source=source,
                                 sha256=sha, details=json.dumps({"format": "sampled"}))
     result.format = "sampled"

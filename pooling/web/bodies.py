@@ -14,6 +14,8 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
+from pooling.formats.common import loads_strict
+
 MAX_JSON_BYTES = 1_000_000
 MAX_JSON_DEPTH = 32
 
@@ -73,8 +75,12 @@ def parse_json(raw: bytes, *, max_bytes: int = MAX_JSON_BYTES,
         raise BodyRefused(400, f"the request body nests arrays and objects more than "
                                f"{max_depth} levels deep")
     try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as exc:  # RecursionError: cannot happen after the check
+        return loads_strict(text)
+    except json.JSONDecodeError as exc:
+        raise BodyRefused(400, "the request body is not valid JSON") from exc
+    except ValueError as exc:  # a key given twice: which value was meant is not known
+        raise BodyRefused(400, f"the request body is refused: {exc}") from exc
+    except RecursionError as exc:  # cannot happen after the depth check
         raise BodyRefused(400, "the request body is not valid JSON") from exc
 
 

@@ -273,7 +273,7 @@ def judge(
             assessor_id, role, query_id, doc_id):
         return None
     validation.grades_sent(rnd, query_id, grade, grades)
-    if rnd.subtopics is not None and unjudgeable not in (None, False, ""):
+    if rnd.subtopics is not None and validation.unjudgeable_sent(unjudgeable):
         raise validation.JudgmentRefused(validation.unjudgeable_refused(rnd) or "")
     if rnd.subtopics is not None:
         items = validation.subtopic_submission(

@@ -158,7 +158,7 @@ def test_invalid_utf8_is_a_problem_at_its_line(make_file):
     path = make_file("t.txt", b"<top>\n<num> 1\n<title> caf\xe9\n</top>\n")
     with pytest.raises(FormatError) as caught:
         read_trec_topics(path)
-    assert f"{path}:3: not valid UTF-8 (byte 0xe9 at column 12)" in [
+    assert f"{path}:3: not valid UTF-8 (byte 0xe9 at column 12); save the file as UTF-8" in [
         str(p) for p in caught.value.problems
     ]
 

@@ -87,6 +87,21 @@ def test_jsonl_rows_that_are_not_objects_and_unknown_people_are_refused_by_line(
     assert import_batch(store, "r1", "ann", batch) == (1, 0)  # an integer query_id is read as text
 
 
+def test_jsonl_rows_with_a_key_twice_or_a_number_for_unjudgeable_are_refused_by_line(
+        store, tmp_path):
+    batch = tmp_path / "ann.jsonl"
+    batch.write_text('{"query_id": "1", "doc_id": "d1", "grade": 0, "grade": 2}\n'
+                     + json.dumps({"query_id": "1", "doc_id": "d2", "unjudgeable": 1}) + "\n"
+                     + json.dumps({"query_id": "1", "doc_id": "d4", "grade": 1}) + "\n")
+    with pytest.raises(FormatError) as info:
+        import_batch(store, "r1", "ann", batch)
+    assert str(info.value).splitlines()[:2] == [
+        f"{batch}:1: the key 'grade' is given twice; give it once",
+        f"{batch}:2: unjudgeable must be true or false, found '1' (a number: send the JSON "
+        "boolean true or false)"]
+    assert history(store).num_rows == 0
+
+
 def test_a_csv_without_the_needed_columns_is_refused_at_its_header(store, tmp_path):
     batch = tmp_path / "ann.csv"
     batch.write_text("query_id,doc_id,relevance\n1,d1,2\n")
@@ -273,3 +288,16 @@ def test_a_note_the_store_cannot_hold_is_refused_at_its_line_and_the_rest_waits(
     done = _pooling("batch", "import", str(path), "--round", "r1", "--assessor", "ann", str(batch))
     assert done.returncode == 1 and "internal error" not in done.stderr
     assert f"{batch}:2: note holds a lone surrogate" in done.stderr
+
+
+@pytest.mark.parametrize(("name", "assessor_id", "why"), [
+    ("Ann\x00", None, "the assessor's name 'Ann\\x00' holds the control character U+0000"),
+    ("Ann", " ann", "the assessor id (--id) ' ann' starts or ends with whitespace"),
+    ("Ann", "a" * 201, "is 201 bytes long; a name is at most 200 bytes"),
+])
+def test_an_assessor_name_or_id_that_breaks_the_id_rule_is_refused(store, name, assessor_id, why):
+    from pooling.errors import StoreError
+
+    with pytest.raises(StoreError) as info:
+        add_assessor(store, name, assessor_id=assessor_id)
+    assert why in str(info.value)

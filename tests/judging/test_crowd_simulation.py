@@ -12,7 +12,7 @@ import pytest
 from pooling.errors import StoreError
 from pooling.judging.crowd_simulation import gold_sample, play_round, simulated_crowd, truth_grades
 from pooling.judging.model_rules import worker_confusion
-from pooling.judging.rounds import create_round, set_gold
+from pooling.judging.rounds import create_round, get_round, set_gold
 from pooling.judging.rules import derive_qrels
 from pooling.store import Store
 
@@ -184,6 +184,18 @@ def test_dawid_skene_recovers_the_simulated_workers_and_beats_their_votes(pooled
     diag = fitted[(fitted.true_grade == fitted.grade) & fitted.assessor_id.isin(reliable)]
     assert abs(diag.groupby("assessor_id").probability.mean().mean() - 0.85) < 0.15
     assert right["ds"] > right["mv"]
+
+
+def test_an_empty_gold_name_is_refused_and_the_round_keeps_its_gold(crowd_round):
+    cli = [sys.executable, "-m", "pooling", "crowd", "gold", str(crowd_round), "--round", "c1",
+           "--from", "expert", "--per-topic", "3", "--rate", "0.25"]
+    for name, why in (("", "is empty"), (" x", "starts or ends with whitespace")):
+        made = subprocess.run([*cli, "--name", name], capture_output=True, text=True)
+        assert made.returncode == 1
+        assert f"qrels version name (--name) {'' if not name else repr(name) + ' '}{why}" in made.stderr
+    with Store(crowd_round, read_only=True) as s:
+        assert get_round(s, "c1").gold == "gold"
+        assert "" not in s.qrels_versions() and " x" not in s.qrels_versions()
 
 
 def test_cli_draws_gold_and_plays_a_crowd_with_its_matrices_written(pooled_store, tmp_path):

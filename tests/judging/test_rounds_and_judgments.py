@@ -63,7 +63,7 @@ def test_cli_pool_refuses_an_empty_round_name_in_one_line(store, tmp_path):
     done = subprocess.run([sys.executable, "-m", "pooling", "pool", str(path), "--round", "",
                            "--strategy", "depth"], capture_output=True, text=True)
     assert done.returncode != 0 and "Traceback" not in done.stderr
-    assert "a round needs a name" in done.stderr
+    assert "the round name (--round) is empty; give a name" in done.stderr
 
 
 def test_tokens_are_shown_once_and_stored_hashed(store):

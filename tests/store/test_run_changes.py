@@ -175,6 +175,17 @@ def test_renaming_a_run_moves_its_rows_and_keeps_its_file_recognised(demo):
     assert history.returncode == 0 and "rename" in history.stdout and "sysA_bm25" in history.stdout
 
 
+@pytest.mark.parametrize(("name", "why"), [
+    ("", "is empty"), (" bm25", "whitespace"), ("bm\x0125", "control character"),
+    ("r" * 300, "at most 200 bytes"),
+])
+def test_a_new_name_that_breaks_the_id_rule_is_refused_and_the_run_keeps_its_own(demo, name, why):
+    with Store(demo) as s:
+        with pytest.raises(StoreError, match=why):
+            s.rename_run("sysA_bm25", name)
+        assert s.run_ids() == ["sysA_bm25", "sysB_ql"] and s.run_changes() == []
+
+
 @pytest.fixture
 def pooled(demo) -> Path:
     """The demo store with round r1 pooling both runs and a judgment made in it."""

@@ -99,17 +99,38 @@ def test_a_refused_import_of_several_files_names_the_problems_of_every_bad_file(
     with pytest.raises(FormatError) as info:
         store.import_runs([good, repeats, broken])
     lines = str(info.value).splitlines()
-    # The first five problems of each bad file, then how many more, then its hint (once).
+    # The first five problems of each bad file, its count, how many more, then its hint (once).
     assert lines[:5] == [f"{repeats}:{i + 7}: doc 'd{i}' repeated for query '1' (first at line {i})"
                          for i in range(1, 6)]
-    assert lines[5].startswith(f"{repeats}: 7 repeated (query_id, doc_id) line(s) in 7 pair(s)")
-    assert lines[6:11] == [f"{broken}:{n}: expected at least 6 fields (query_id q0 doc_id rank "
+    assert lines[5] == f"{repeats}: 7 repeated (query_id, doc_id) line(s) in 7 pair(s)"
+    assert lines[6].startswith(f"{repeats}: Use --dedupe first")
+    assert lines[7:12] == [f"{broken}:{n}: expected at least 6 fields (query_id q0 doc_id rank "
                            "score tag), found 3" for n in range(2, 7)]
-    assert lines[11] == f"{broken}: and 2 more problem(s)"
+    assert lines[12] == f"{broken}: and 2 more problem(s)"
     assert lines[-1] == "Nothing was imported: 2 of 3 files have problems; fix them and import again."
     assert not any(line.startswith(str(good)) for line in lines)
     assert store.run_ids() == []
     assert store.one("imports", "SELECT count(*) FROM imports") == (0,)
+
+
+def test_every_file_with_repeated_documents_has_its_count_when_many_files_are_refused(
+        store, tmp_path):
+    # Files with the same count once shared one line: only the first file had its count.
+    paths = []
+    for k in range(25):
+        text = "".join(f"1 Q0 d{i} {i} 1.0 t{k}\n" for i in range(1, 4)) + "1 Q0 d1 4 0.5 " + f"t{k}\n"
+        if k % 2:
+            path = tmp_path / f"r{k}.run.gz"
+            path.write_bytes(gzip.compress(text.encode()))
+        else:
+            path = write(tmp_path / f"r{k}.run", text)
+        paths.append(path)
+    with pytest.raises(FormatError) as info:
+        store.import_runs(paths)
+    text = str(info.value)
+    for path in paths:
+        assert f"{path}: 1 repeated (query_id, doc_id) line(s) in 1 pair(s)" in text
+    assert text.count("Use --dedupe first") == 1
 
 
 def test_a_file_whose_tag_cannot_be_read_does_not_hide_the_next_bad_file(store, tmp_path):

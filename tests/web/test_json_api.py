@@ -180,6 +180,11 @@ def test_a_retried_judgment_is_stored_once_and_undo_retracts(campaign, server):
                              headers={"content-type": "application/json"}),
         "a list": ann.post("/rounds/r1/topics/1/judgments", json=[1]),
         "undo sid": ann.post("/rounds/r1/topics/1/undo", json={"submission_id": 5}),
+        "key twice": ann.post("/rounds/r1/topics/1/judgments", content=(
+            b'{"doc_id": "d1", "grade": 0, "grade": 2, "submission_id": "' + b"y" * 20 + b'"}'),
+            headers={"content-type": "application/json"}),
+        "unjudgeable 1": ann.post("/rounds/r1/topics/1/judgments", json={
+            "doc_id": "d1", "unjudgeable": 1, "submission_id": "y" * 20}),
     }
     assert {k: r.status_code for k, r in bad.items()} == {k: 422 for k in bad}
     errors = {k: r.json()["error"] for k, r in bad.items()}
@@ -187,6 +192,8 @@ def test_a_retried_judgment_is_stored_once_and_undo_retracts(campaign, server):
     assert "submission_id" in errors["sid"] and "submission_id" in errors["undo sid"]
     assert "seconds" in errors["seconds"] and "grad;" in errors["unknown"]
     assert "missing field(s) submission_id" in errors["missing"]
+    assert "the key 'grade' is given twice" in errors["key twice"]
+    assert "unjudgeable must be true or false, found '1'" in errors["unjudgeable 1"]
     server.stop()
     assert [(r["kind"], r["doc_id"], r["grade"], r["submission_id"])
             for r in _history(campaign.path)] == [
