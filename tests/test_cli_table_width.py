@@ -56,7 +56,7 @@ def store(tmp_path_factory) -> Path:
         s.import_qrels(d / "qrels.txt", name="official")
         s.import_qrels(d / "second.txt", name="second")
         s.import_topics(d / "topics.jsonl")
-        from pooling.leaderboard.topics import save_topic_subset
+        from pooling.store.topic_selection import save_topic_subset
 
         save_topic_subset(s, "first_half", ["301-310"])
         save_topic_subset(s, "second_half", ["311-320"])

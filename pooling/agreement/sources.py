@@ -108,7 +108,7 @@ def run_means(
 def on_topics(store: Store, labels: pa.Table, topics: str | list[str] | None) -> pa.Table:
     """The label set's rows on the selected topics (ids, ranges or a stored subset's name;
     all when None)."""
-    from pooling.leaderboard.topics import resolve_topic_selection
+    from pooling.store.topic_selection import resolve_topic_selection
 
     selected = resolve_topic_selection(store, topics)
     if selected is None:

@@ -366,8 +366,8 @@ def topics_subset_command(
     query_ids: Annotated[list[str], typer.Argument(help="Topic ids and ranges (601-650).")],
 ) -> None:
     """Store (or replace) a named topic subset; ranges keep the topics the store knows."""
-    from pooling.leaderboard.topics import save_topic_subset
     from pooling.store import Store
+    from pooling.store.topic_selection import save_topic_subset
 
     with Store(store) as s:
         ids = save_topic_subset(s, name, query_ids)
@@ -378,8 +378,8 @@ def topics_subset_command(
 @topics_app.command("list")
 def topics_list_command(store: StoreArg) -> None:
     """List the stored topic subsets."""
-    from pooling.leaderboard.topics import topic_subsets
     from pooling.store import Store
+    from pooling.store.topic_selection import topic_subsets
 
     with Store(store, read_only=True) as s:
         subsets = topic_subsets(s)
@@ -395,8 +395,8 @@ def topics_remove_command(
     store: StoreArg, name: Annotated[str, typer.Argument(help="Subset to remove.")]
 ) -> None:
     """Remove a stored topic subset."""
-    from pooling.leaderboard.topics import delete_topic_subset
     from pooling.store import Store
+    from pooling.store.topic_selection import delete_topic_subset
 
     with Store(store) as s:
         delete_topic_subset(s, name)

@@ -335,7 +335,7 @@ def _selected_topics(store: Store, topics: str | list[str] | None) -> set[str] |
     """The topics a selection names (ids, ranges, a stored subset), or None for all."""
     if topics is None:
         return None
-    from pooling.leaderboard.topics import resolve_topic_selection
+    from pooling.store.topic_selection import resolve_topic_selection
 
     return set(resolve_topic_selection(store, topics) or ())
 

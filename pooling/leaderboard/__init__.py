@@ -24,7 +24,7 @@ from pooling.leaderboard.pool_bias import PoolBias, pool_bias
 from pooling.leaderboard.render import render_leaderboard, render_table
 from pooling.leaderboard.report import html_report, store_report, write_html_report
 from pooling.leaderboard.report_files import write_participant_reports
-from pooling.leaderboard.topics import (
+from pooling.store.topic_selection import (
     resolve_topic_selection,
     save_topic_subset,
     topic_subsets,

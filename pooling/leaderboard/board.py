@@ -17,9 +17,9 @@ import pyarrow as pa
 
 from pooling.leaderboard import stats
 from pooling.leaderboard.errors import LeaderboardError
-from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.measures.primary import ranked_measures
 from pooling.store.core import Store
+from pooling.store.topic_selection import resolve_topic_selection
 from pooling.terminal.progress import Progress
 
 DEFAULT_MEASURES = ("map", "P_10", "ndcg_cut_10")

@@ -18,10 +18,10 @@ import pyarrow.compute as pc
 
 from pooling.agreement.rankings import kendall_tau, spearman_rho, tau_ap
 from pooling.leaderboard.errors import LeaderboardError
-from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.measures.primary import primary_first, single_column
 from pooling.store.core import Store
 from pooling.store.evaluate import is_diversity_measure, require_subtopics
+from pooling.store.topic_selection import resolve_topic_selection
 
 if TYPE_CHECKING:
     from pooling.judging.rounds import Round

@@ -16,9 +16,9 @@ import numpy as np
 import pyarrow as pa
 
 from pooling.leaderboard.errors import LeaderboardError
-from pooling.leaderboard.topics import resolve_topic_selection, topic_key, topic_subsets
 from pooling.measures.primary import single_column
 from pooling.store.core import Store
+from pooling.store.topic_selection import resolve_topic_selection, topic_key, topic_subsets
 
 
 def topic_folds(query_ids: list[str], k: int, seed: int = 0) -> list[list[str]]:

@@ -263,8 +263,8 @@ def _sampled_judged(store: Store, version: str, depths: tuple[int, ...],
     """(run_id, k) -> mean Judged@k against the sample's judged pairs, on the topics each run
     shares with them (the inferred measures' own topic rule)."""
     from pooling.evaluation import evaluate
-    from pooling.leaderboard.topics import resolve_topic_selection
     from pooling.store.evaluate import stored_trec_run
+    from pooling.store.topic_selection import resolve_topic_selection
 
     if not depths:
         return {}

@@ -11,9 +11,9 @@ import pyarrow as pa
 
 from pooling.leaderboard.board import DEFAULT_MEASURES
 from pooling.leaderboard.errors import LeaderboardError
-from pooling.leaderboard.topics import resolve_topic_selection, topic_key
 from pooling.measures.primary import ranked_measures
 from pooling.store.core import Store
+from pooling.store.topic_selection import resolve_topic_selection, topic_key
 
 
 def topic_report(

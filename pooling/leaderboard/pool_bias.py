@@ -21,10 +21,10 @@ import pyarrow.compute as pc
 
 from pooling.leaderboard.board import run_teams
 from pooling.leaderboard.errors import LeaderboardError
-from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.measures.primary import single_column
 from pooling.store.core import Store
 from pooling.store.evaluate import is_diversity_measure, require_subtopics
+from pooling.store.topic_selection import resolve_topic_selection
 
 LEAVE_OUT = ("run", "team")
 _SEP = "\x1f"  # joins query_id and doc_id into one key; never inside TREC ids

@@ -22,11 +22,11 @@ from pooling.evaluation.sampled_intervals import ESTIMATORS, sampled_estimates
 from pooling.leaderboard.board import run_teams
 from pooling.leaderboard.errors import LeaderboardError
 from pooling.leaderboard.render import fmt, latex, markdown, table_csv
-from pooling.leaderboard.topics import resolve_topic_selection
 from pooling.measures.primary import ranked_measures
 from pooling.store.core import Store
 from pooling.store.evaluate import stored_trec_run
 from pooling.store.sampled_qrels import SampleSize, sample_size, sampled_qrels_table
+from pooling.store.topic_selection import resolve_topic_selection
 from pooling.terminal.progress import Progress
 
 DEFAULT_ESTIMATORS = ESTIMATORS  # infAP, infNDCG, statAP

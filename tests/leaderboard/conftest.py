@@ -37,7 +37,7 @@ def robust_store(robust_dir: Path, nist_summary, tmp_path_factory) -> Store:
     store = Store.create(tmp / "robust.duckdb")
     store.import_runs(sorted((robust_dir / "runs").glob("input.*.gz")), meta=read_run_meta(meta))
     store.import_qrels(robust_dir / "qrels/robust03_qrels.txt.gz", name="official")
-    from pooling.leaderboard.topics import save_topic_subset
+    from pooling.store.topic_selection import save_topic_subset
 
     save_topic_subset(store, "old", ["301-450"])
     save_topic_subset(store, "new", ["601-650"])

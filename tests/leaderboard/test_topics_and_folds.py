@@ -8,7 +8,11 @@ import pytest
 from pooling.leaderboard import LeaderboardError, topic_subsets
 from pooling.leaderboard.folds import cross_validate, topic_folds
 from pooling.leaderboard.per_topic import topic_report
-from pooling.leaderboard.topics import expand_topics, resolve_topic_selection
+from pooling.store.topic_selection import (
+    TopicSelectionError,
+    expand_topics,
+    resolve_topic_selection,
+)
 
 pytestmark = pytest.mark.shared
 
@@ -23,9 +27,9 @@ def test_ranges_expand_to_the_topics_the_store_knows(robust_store):
 
 
 def test_unknown_topics_and_backward_ranges_are_reported_together():
-    with pytest.raises(LeaderboardError, match="999, 1000"):
+    with pytest.raises(TopicSelectionError, match="999, 1000"):
         expand_topics(["601", "999,1000"], known={"601"})
-    with pytest.raises(LeaderboardError, match="write 601-650"):
+    with pytest.raises(TopicSelectionError, match="write 601-650"):
         expand_topics(["650-601"])
     assert expand_topics(["1-3", "x"]) == ["1", "2", "3", "x"]
 

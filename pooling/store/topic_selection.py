@@ -1,4 +1,4 @@
-"""Topic selections: lists with ranges (`601-650,303`), and named subsets kept in the store.
+"""Topic selections (a store concept every floor above may use): lists with ranges (`601-650,303`), and named subsets kept in the store.
 
 A subset (e.g. Robust03's `old` topics 303–448 and `new` topics 601–650) is stored in the
 `topic_subsets` table (name, query_id) and can then be named wherever topics are chosen.
@@ -11,8 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pooling.leaderboard.errors import LeaderboardError
+from pooling.errors import StoreError
 from pooling.store.core import Store
+
+
+class TopicSelectionError(StoreError):
+    """A topic selection names a topic, range or subset the store cannot give."""
+
 
 _RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
 
@@ -44,7 +49,7 @@ def expand_topics(items: Iterable[str], known: set[str] | None = None) -> list[s
             if match:
                 lo, hi = int(match.group(1)), int(match.group(2))
                 if lo > hi:
-                    raise LeaderboardError(f"topic range {token!r} runs backwards; write {hi}-{lo}")
+                    raise TopicSelectionError(f"topic range {token!r} runs backwards; write {hi}-{lo}")
                 if known is None:
                     ids = [str(x) for x in range(lo, hi + 1)]
                 else:
@@ -55,7 +60,7 @@ def expand_topics(items: Iterable[str], known: set[str] | None = None) -> list[s
             else:
                 out.append(token)
     if unknown:
-        raise LeaderboardError(
+        raise TopicSelectionError(
             f"unknown topic(s) {', '.join(unknown[:10])}; the store has no topic, judgment or "
             "run line with these ids"
         )
@@ -76,12 +81,12 @@ def topic_subsets(store: Store) -> dict[str, list[str]]:
 def save_topic_subset(store: Store, name: str, items: Iterable[str]) -> list[str]:
     """Store (or replace) a named subset; items are ids, comma lists or ranges. Returns the ids."""
     if not name.strip() or "," in name or _RANGE.match(name):
-        raise LeaderboardError(
+        raise TopicSelectionError(
             f"{name!r} cannot name a subset: use a word without commas that is not a range"
         )
     ids = expand_topics(items, known_topics(store))
     if not ids:
-        raise LeaderboardError(f"subset {name!r} would be empty; the ranges match no known topic")
+        raise TopicSelectionError(f"subset {name!r} would be empty; the ranges match no known topic")
     with store.transaction() as con:
         con.execute("DELETE FROM topic_subsets WHERE name = ?", [name])
         con.executemany("INSERT INTO topic_subsets VALUES (?, ?)", [[name, q] for q in ids])
@@ -90,7 +95,7 @@ def save_topic_subset(store: Store, name: str, items: Iterable[str]) -> list[str
 
 def delete_topic_subset(store: Store, name: str) -> None:
     if name not in topic_subsets(store):
-        raise LeaderboardError(f"no topic subset {name!r} in {store.path}")
+        raise TopicSelectionError(f"no topic subset {name!r} in {store.path}")
     with store.transaction() as con:
         con.execute("DELETE FROM topic_subsets WHERE name = ?", [name])
 
