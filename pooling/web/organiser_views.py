@@ -77,14 +77,31 @@ async def overview(request: Request) -> Response:
     return render(request, "organiser.html", data, sess=sess)
 
 
+# Disagreements shown per page of the round page: a crowd round's queue runs to thousands of
+# pairs, and an organiser adjudicates a page at a time (`pooling qrels adjudication` lists all).
+QUEUE_PAGE_ROWS = 200
+
+
+def queue_page(rows: list[dict], page: int, size: int) -> dict:
+    """Page `page` (1-based; past the last: the last) of the adjudication queue: its rows,
+    the page, the number of pages and the 1-based index of its first row."""
+    pages = max(1, -(-len(rows) // size))
+    page = min(max(page, 1), pages)
+    start = (page - 1) * size
+    return {"rows": rows[start:start + size], "page": page, "pages": pages,
+            "first": start + 1, "total": len(rows)}
+
+
 async def round_page(request: Request) -> Response:
     sess = _organiser(request)
+    page = whole_number(request.query_params, "queue", low=1, high=10**9, default=1)
     detail = await gate(request).read_while_connected(request, campaign.round_detail,
                                                       request.path_params["round_id"])
     if detail is None:
         raise not_found()
     return render(request, "organiser_round.html",
-                  {"detail": detail, "pair_statistics": PAIR_STATISTICS,
+                  {"detail": detail, "queue": queue_page(detail.adjudication, page, QUEUE_PAGE_ROWS),
+                   "pair_statistics": PAIR_STATISTICS,
                    "assessor_statistics": ASSESSOR_STATISTICS,
                    "pairwise_max": PAIRWISE_MAX_ASSESSORS}, sess=sess)
 

@@ -70,3 +70,44 @@ def test_the_command_prints_each_worker_against_the_others(tmp_path):
     for a in report.per_assessor:
         assert re.search(rf"{a.assessor}\s+│\s+{a.n}\s+│\s+{a.answers}\s+│\s+{a.agreement:.3f}",
                          result.output), a.assessor
+
+
+def test_the_adjudication_queue_is_shown_a_page_at_a_time_and_every_pair_is_on_one_page(
+        tmp_path, monkeypatch):
+    from pooling.judging.rules import adjudication_queue
+    from pooling.web import organiser_views
+
+    campaign, _, _ = crowd_round(tmp_path)
+    with Store(campaign.path, read_only=True) as s:
+        queue = adjudication_queue(s, "crowd").to_pylist()
+    assert len(queue) > 3
+    monkeypatch.setattr(organiser_views, "QUEUE_PAGE_ROWS", 3)
+    pages = -(-len(queue) // 3)
+    seen = []
+    with app_on(campaign.path) as served:
+        client = logged_in(served, campaign.tokens["org"])
+        for page in range(1, pages + 1):
+            html = client.get(f"/organiser/rounds/crowd?queue={page}").text
+            section = html[html.index("adjudication queue"):]
+            shown = re.findall(r"/topics/([^/]+)/docs/([^\"]+)\">", section)
+            assert len(shown) == (3 if page < pages else len(queue) - 3 * (pages - 1))
+            assert f"of {len(queue)}" in section
+            assert ("next</a>" in section) == (page < pages)
+            assert ("previous</a>" in section) == (page > 1)
+            seen += shown
+        past_the_end = client.get(f"/organiser/rounds/crowd?queue={pages + 5}").text
+        refused = client.get("/organiser/rounds/crowd?queue=x")
+    assert sorted(seen) == sorted((r["query_id"], r["doc_id"]) for r in queue)
+    assert len(set(seen)) == len(seen)
+    assert "previous</a>" in past_the_end and "next</a>" not in past_the_end  # the last page
+    assert refused.status_code == 400 and "queue must be a whole number" in refused.text
+
+
+def test_a_page_of_the_queue_is_cut_from_the_whole_in_order():
+    from pooling.web.organiser_views import queue_page
+
+    rows = [{"i": i} for i in range(7)]
+    assert queue_page(rows, 1, 3) == {"rows": rows[:3], "page": 1, "pages": 3, "first": 1, "total": 7}
+    assert queue_page(rows, 3, 3)["rows"] == rows[6:]
+    assert queue_page(rows, 9, 3)["page"] == 3 and queue_page(rows, 0, 3)["page"] == 1
+    assert queue_page([], 1, 3) == {"rows": [], "page": 1, "pages": 1, "first": 1, "total": 0}
