@@ -68,8 +68,16 @@ def cause(exc: BaseException) -> BaseException:
 
 
 def get_all(ray: Any, refs: Sequence[Any]) -> list[Any]:
-    """Every result in order; the first task error re-raised as the task raised it."""
+    """Every result in order; the error of the first failed task in that order re-raised as
+    the task raised it, whichever failed first in time: the error the local engine, which
+    works in order, raises. (`ray.get` of a list raises whichever error it meets first.)"""
+    refs = list(refs)
     try:
-        return ray.get(list(refs))
-    except ray.exceptions.RayTaskError as exc:
-        raise cause(exc) from None
+        return ray.get(refs)
+    except ray.exceptions.RayTaskError:
+        for ref in refs:  # the first failure in order (each waited for in turn)
+            try:
+                ray.get(ref)
+            except ray.exceptions.RayTaskError as exc:
+                raise cause(exc) from None
+        raise

@@ -64,7 +64,7 @@ def layout(board, tmp_path_factory) -> dict:
 
 def test_the_forty_run_table_fits_1280_px_without_scrolling(layout):
     assert layout["rows"] == 40
-    assert layout["columns"] == 3 + len(FORTY_RUN_MEASURES) + 4
+    assert layout["columns"] == 3 + 1 + len(FORTY_RUN_MEASURES) + 4  # 1: the team column
     assert layout["tableWidth"] <= layout["boxWidth"]
     assert layout["boxScroll"] <= layout["boxWidth"]
     assert layout["pageScroll"] <= WIDTH
