@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from markupsafe import Markup
 
 from pooling.errors import StoreError
@@ -36,9 +37,6 @@ from pooling.judging.rounds import Round, get_round, gold_pairs
 from pooling.store.core import Store
 from pooling.web.highlight import highlight, query_terms
 from pooling.web.topic_order import in_topic_order, topic_key
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 GRADE_LABELS = {-2: "Junk", -1: "Spam", 0: "Not relevant", 1: "Relevant", 2: "Highly relevant",
                 3: "Perfectly relevant", 4: "Navigational"}
@@ -427,11 +425,15 @@ def round_detail(store: Store, round_id: str) -> RoundDetail | None:
     rnd = find_round(store, round_id)
     if rnd is None:
         return None
-    # Each read once: the current answers (unjudgeable ones too), people's graded ones (what
-    # agreement and adjudication compare) and every graded pair (progress counts judges' too).
+    # Read twice: the current answers (unjudgeable ones too), and every graded pair (progress
+    # counts judges' too); people's grades (what agreement and adjudication compare) are the
+    # latter without the automatic judges' rows, as the replay is per assessor.
     answered = effective_judgments(store, round_id, answers=True)
-    judged = effective_judgments(store, round_id)
     counted = effective_judgments(store, round_id, people_only=False)
+    judges = [a for (a,) in store.sql("automatic judges", "SELECT assessor_id FROM assessors "
+                                      "WHERE kind = 'model'").fetchall()]
+    judged = counted.filter(pc.invert(pc.is_in(counted["assessor_id"],
+                                                pa.array(judges, pa.string()))))
     status = _round_status(store, rnd, answered, counted)
     titles = dict(store.sql("topic titles", "SELECT query_id, title FROM topics").fetchall())
     queued = dict(store.sql("queued per topic", "SELECT query_id, count(*) FROM pool_entries "
