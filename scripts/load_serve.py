@@ -68,6 +68,7 @@ from pooling.web.timing import server_ms  # noqa: E402
 
 DOC_ID = re.compile(r'data-doc-id="([^"]+)"')
 SUBMISSION_ID = re.compile(r'data-submission-id="([^"]+)"')
+HANDOUT = re.compile(r'data-handout="([^"]+)"')  # a crowd page's proof of its handout
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
@@ -478,16 +479,18 @@ async def crowd_worker(base: str, token: str, topics: list[str], deadline: float
                     shown = page.json()
                     doc_id = None if shown["done"] else shown["doc_id"]
                     sid = None if shown["done"] else shown["submission_id"]
+                    handout = None if shown["done"] else shown["handout"]
                 else:
                     match = DOC_ID.search(page.text)
                     doc_id = match.group(1) if match else None
                     sid = SUBMISSION_ID.search(page.text).group(1) if match else None
+                    handout = HANDOUT.search(page.text).group(1) if match else None
                 if doc_id is None:
                     break  # nothing more for this worker here: another topic
                 await asyncio.sleep(rng.uniform(*think))
                 if time.monotonic() >= deadline:
                     return
-                body: dict = {"doc_id": doc_id, "submission_id": sid,
+                body: dict = {"doc_id": doc_id, "submission_id": sid, "handout": handout,
                               "seconds": round(rng.uniform(*think), 1)}
                 if rng.random() < 0.02:
                     body["unjudgeable"] = True

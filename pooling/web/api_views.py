@@ -36,7 +36,7 @@ NOT_FOUND = "not found"  # the one body for a missing item and for somebody else
 # name -> required; `grade` judges a document as a whole, `grades` (a grade per subtopic) in
 # a subtopic round: one of the two is sent.
 JUDGMENT_FIELDS = {"doc_id": True, "grade": False, "grades": False, "submission_id": True,
-                   "seconds": False, "note": False, "unjudgeable": False}
+                   "seconds": False, "note": False, "unjudgeable": False, "handout": False}
 UNDO_FIELDS = {"submission_id": True}
 
 
@@ -171,7 +171,7 @@ def _page_json(page: JudgingPage) -> dict[str, Any]:
         "current_unjudgeable": page.current_unjudgeable,
         # A fresh id for this view: a retried submission is stored once.
         "submission_id": uuid.uuid4().hex,
-    } | ({"subtopics": [{"subtopic": s.number, "text": s.text, "current_grade": s.current_grade}
+    } | ({"handout": page.handout} if page.handout else {}) | ({"subtopics": [{"subtopic": s.number, "text": s.text, "current_grade": s.current_grade}
                         for s in page.subtopics]} if page.subtopics else {})
 
 
@@ -201,7 +201,7 @@ async def judge(request: Request) -> Response:
             request, "judge", assessor_id, role, round_id, query_id, body["doc_id"],
             grade=body.get("grade"), submission_id=body["submission_id"],
             seconds=body.get("seconds"), note=body.get("note"), grades=body.get("grades"),
-            unjudgeable=body.get("unjudgeable"))
+            unjudgeable=body.get("unjudgeable"), handout=body.get("handout"))
     except SubmissionConflict as exc:  # the id was used for something else: nothing dropped
         return conflict_error(exc)
     except StoreError as exc:  # a judgment the core refuses: a bad grade, note, seconds, id, text

@@ -21,6 +21,7 @@ from pooling.web import api_views
 from pooling.web import assessor_views as a
 from pooling.web import organiser_views as o
 from pooling.web.gate import ReadAbandoned, StoreGate
+from pooling.web.handout_proof import HandoutProof
 from pooling.web.live import BOOK_TABLES, LiveCampaign, WriteFailed
 from pooling.web.openapi import API_ROOT
 from pooling.web.pages import (
@@ -219,13 +220,15 @@ def create_app(
     )
     gate = StoreGate(store)
     app.state.gate = gate
-    app.state.live = live = LiveCampaign(gate)
+    app.state.signer = signer = signer or SessionSigner.for_store(
+        store.path, idle_seconds=idle_seconds)
+    app.state.live = live = LiveCampaign(
+        gate, proof=HandoutProof(signer.derived_key(HandoutProof.PURPOSE)))
     # The assessors' JSON API: an app of its own (JSON errors), inside the security headers.
     app.state.throttle = throttle = throttle or LoginThrottle()
     app.state.book = book = SessionBook(gate)
     gate.run_sync(book.load)
     app.mount(API_ROOT, api_views.create_api(gate, live, throttle, book))
-    app.state.signer = signer or SessionSigner.for_store(store.path, idle_seconds=idle_seconds)
     app.state.templates = make_templates()
     app.state.worker_reports = o.WorkerReports()  # the Workers page's last reports
 

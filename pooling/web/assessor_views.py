@@ -180,7 +180,7 @@ async def judge(request: Request) -> Response:
             request, "judge", sess.assessor_id, sess.role, round_id, query_id, body.get("doc_id"),
             grade=body.get("grade"), submission_id=body.get("submission_id"),
             seconds=body.get("seconds"), note=body.get("note"), grades=body.get("grades"),
-            unjudgeable=body.get("unjudgeable"))
+            unjudgeable=body.get("unjudgeable"), handout=body.get("handout"))
     except SubmissionConflict as exc:  # the id was used for something else: nothing dropped
         return conflict_error(exc)
     except StoreError as exc:  # a judgment the core refuses: 422, as the JSON API answers

@@ -114,6 +114,9 @@ class JudgingPage:
     subtopics: tuple[Subtopic, ...] = ()  # a subtopic round's: a grade is given on each
     unjudgeable: bool = False  # whether "broken link / can't judge" may be answered
     current_unjudgeable: bool = False  # this person's current answer is unjudgeable
+    # a crowd round's worker: the token that proves this document was handed to them, sent
+    # back with the answer (`pooling.web.handout_proof`)
+    handout: str | None = None
 
 
 @dataclass(frozen=True)

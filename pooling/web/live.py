@@ -73,6 +73,7 @@ from pooling.web.campaign import (
     TopicProgress,
 )
 from pooling.web.gate import StoreGate
+from pooling.web.handout_proof import HandoutProof
 from pooling.web.highlight import highlight, query_terms
 from pooling.web.session_writes import UNREAD_BY_PAGES
 from pooling.web.topic_order import in_topic_order
@@ -149,8 +150,11 @@ class LiveCampaign:
     the server's event loop answers most requests that way, without a thread hop.
     """
 
-    def __init__(self, gate: StoreGate):
+    def __init__(self, gate: StoreGate, proof: HandoutProof | None = None):
+        """proof: what signs the handout tokens of crowd pages (`pooling.web.handout_proof`);
+        by default a key of this process's own."""
         self.gate = gate
+        self.proof = proof or HandoutProof()
         self._local = threading.local()
         self.writer = JudgmentWriter(gate, on_stored=self._remember)
         self._lock = threading.RLock()
@@ -240,22 +244,6 @@ class LiveCampaign:
             return fn(*args, **kwargs)
         finally:
             self._local.cached_only = False
-
-    def pending(self) -> list[Future]:
-        """The handouts this thread's calls queued for the store and did not wait for (the
-        event loop's calls): the caller awaits them before it shows the documents."""
-        found, self._local.pending = getattr(self._local, "pending", []), []
-        return found
-
-    def _hand_out(self, rows: list[Handout]) -> None:
-        """Store documents handed out: waited for here in a worker thread, left to the
-        caller (`pending`) on the event loop. Either way the page waits for the commit, so a
-        document shown was recorded, and its answer is taken after a restart."""
-        future = self.writer.submit_handouts(rows)
-        if getattr(self._local, "cached_only", False):
-            self._local.pending = [*getattr(self._local, "pending", []), future]
-        else:
-            future.result()
 
     def _store(self, fn, *args, **kwargs):
         """Run `fn(store, ...)` under the gate, unless only cached answers are allowed now."""
@@ -564,15 +552,20 @@ class LiveCampaign:
             judged=len(grades), prev_doc=prev_doc, next_doc=next_doc, skip_doc=skip,
             can_undo=bool(grades), unjudgeable=validation.unjudgeable_refused(view.rnd) is None,
             current_unjudgeable=doc_id in grades and grades[doc_id] is None,
+            handout=self.proof.token(round_id, assessor_id, query_id, doc_id)
+            if crowd and role != ORGANISER else None,
         )
 
     def judge(self, assessor_id: str, role: str, round_id: str, query_id: str, doc_id: str, *,
               grade: object, submission_id: object, seconds: object = None,
-              note: object = None, grades: object = None,
-              unjudgeable: object = None) -> Stored | None:
+              note: object = None, grades: object = None, unjudgeable: object = None,
+              handout: object = None) -> Stored | None:
         """Record one judgment, acknowledged once committed; a repeated submission id is a no-op.
         grades: a subtopic round's grade per subtopic (`campaign.judge`); unjudgeable: true
-        for a "broken link / can't judge" answer instead of a grade."""
+        for a "broken link / can't judge" answer instead of a grade; handout: in a crowd
+        round, the token of the page that handed the document out (`handout_proof`), which
+        proves the handout when neither memory nor store knows of it (a restart came between
+        the page and its record)."""
         validation.texts(doc_id=doc_id)
         validation.storable(round_id=round_id, query_id=query_id, doc_id=doc_id, note=note)
         view = self._round(round_id)
@@ -585,10 +578,11 @@ class LiveCampaign:
         if not view.may_judge(assessor_id, role, query_id, doc_id):
             if not self._unhanded(view, assessor_id, role, query_id, doc_id):
                 return None
-            if not self._store(was_handed, round_id, assessor_id, query_id, doc_id):
+            if not (self.proof.proves(handout, round_id, assessor_id, query_id, doc_id)
+                    or self._store(was_handed, round_id, assessor_id, query_id, doc_id)):
                 raise validation.JudgmentRefused(not_assigned(view.rnd, assessor_id, query_id,
                                                               doc_id))
-            with self._lock:  # handed, and stored since this view was read
+            with self._lock:  # handed: proven by its token, or stored since this view was read
                 view.handed_to(assessor_id, query_id).add(doc_id)
         validation.grades_sent(view.rnd, query_id, grade, grades)
         j = validation.submission(view.rnd, assessor_id, query_id, doc_id, grade_value=grade,
@@ -677,13 +671,13 @@ class _Claiming:
                 key = (self._view.rnd.round_id, self._query_id)
                 doc = pairs[0][1]
                 if live.claims.held(self._assessor, key, live.clock()) != doc:
-                    handed = [doc]  # newly handed: recorded before it is shown
+                    handed = [doc]  # newly handed
                     self._view.handed_to(self._assessor, self._query_id).add(doc)
                 live.claims.claim(self._assessor, key, doc, live.clock())
                 live._claims_changed()
-        if handed:
-            live._hand_out(handouts(self._view.rnd.round_id, self._assessor, self._query_id,
-                                    handed, live.claims.lease))
+        if handed:  # recorded in the writer's next commit; the page's token proves it meanwhile
+            live.writer.submit_handouts(handouts(self._view.rnd.round_id, self._assessor,
+                                                 self._query_id, handed, live.claims.lease))
         return pairs
 
 
@@ -713,6 +707,7 @@ class JudgmentWriter:
         self._thread.start()
         self.commits = 0
         self.written = 0
+        self.unrecorded_handouts = 0
 
     def submit(self, j: Judgment) -> Written:
         """Store one judgment; returns once its transaction has committed (or raises)."""
@@ -724,12 +719,12 @@ class JudgmentWriter:
         self._queue.put((j, future))
         return future
 
-    def submit_handouts(self, rows: list[Handout]) -> Future[None]:
+    def submit_handouts(self, rows: list[Handout]) -> None:
         """Queue documents handed out (`pooling.judging.handouts`), stored in the next
-        commit beside the judgments; the future is done once they are stored (or failed)."""
-        future: Future[None] = Future()
-        self._queue.put((rows, future))
-        return future
+        commit beside the judgments. Nobody waits for them: a page's token proves its
+        handout until the record is there (`pooling.web.handout_proof`), and one that could
+        not be stored is counted (`unrecorded_handouts`)."""
+        self._queue.put((rows, None))
 
     def close(self) -> None:
         self._queue.put(None)
@@ -767,18 +762,15 @@ class JudgmentWriter:
             if stop:
                 return
 
-    def _hand_out(self, items: list[tuple[list[Handout], Future]]) -> None:
-        """Store the documents handed out since the last commit, in one statement."""
+    def _hand_out(self, items: list[tuple[list[Handout], None]]) -> None:
+        """Store the documents handed out since the last commit, in one statement. When that
+        fails (a full disk), they are counted and let go: each worker's answer brings the
+        proof of its handout, and only a restart could ask for the record."""
+        rows = [h for handed, _ in items for h in handed]
         try:
-            record_handouts(self._cursor, [h for rows, _ in items for h in rows])
-        except Exception as exc:  # noqa: BLE001 - each page asking learns of it
-            for _, future in items:
-                _settle([future], exc=WriteFailed(
-                    f"the document handed out could not be recorded "
-                    f"({str(exc).splitlines()[0][:200]}); ask for it again in a moment"))
-            return
-        for _, future in items:
-            _settle([future], result=None)
+            record_handouts(self._cursor, rows)
+        except Exception:  # noqa: BLE001 - the writer must outlive any batch
+            self.unrecorded_handouts += len(rows)
 
     def _write(self, batch: list[tuple[Judgment, Future]]) -> None:
         """Store a batch in one commit. When that commit fails, each submission (with its

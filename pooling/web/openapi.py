@@ -35,6 +35,9 @@ NULLABLE_STRING = {"type": ["string", "null"]}
 NULLABLE_INTEGER = {"type": ["integer", "null"]}
 SUBMISSION_ID = {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,64}$",
                  "description": "Unique per submission: a retry with the same id is stored once."}
+HANDOUT = {"type": "string", "description": "A crowd round's worker only: the token that proves "
+           "this document was handed to the caller. Send it back with the judgment: it keeps "
+           "the answer acceptable even when the server restarted before recording the handout."}
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "Error": _object({"error": STRING}),
@@ -81,7 +84,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                      "graded with `grades` in one submission."},
         "submission_id": {**SUBMISSION_ID, "description": "A fresh id to send with the judgment "
                                                           "of this document."},
-    }, optional=("subtopics",)),
+        "handout": HANDOUT,
+    }, optional=("subtopics", "handout")),
     "TopicDone": _object({
         "done": {"const": True}, "round_id": STRING, "topic": _ref("Topic"),
         "judged": INTEGER, "total": INTEGER,
@@ -105,6 +109,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                         "document cannot be judged (a broken link, say). An answer of its own: "
                         "it counts toward a crowd round's answers per pair and enters no "
                         "qrels grade; undone like a grade."},
+        "handout": HANDOUT,
     }, required=["doc_id", "submission_id"], additionalProperties=False,
         oneOf=[{"required": ["grade"]}, {"required": ["grades"]}, {"required": ["unjudgeable"]}]),
     "JudgmentStored": _object({

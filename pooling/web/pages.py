@@ -82,9 +82,6 @@ async def answer(request: Request, method: str, *args, **kwargs):
         result = state.cached(getattr(state, method), *args, **kwargs)
     except Miss:
         result = await run_in_threadpool(getattr(state, method), *args, **kwargs)
-    # A document handed out is shown once it is recorded (`LiveCampaign.pending`).
-    for handed in state.pending():
-        await asyncio.shield(asyncio.wrap_future(handed))
     if isinstance(result, Judgment):
         # Shielded: a client that gives up does not withdraw a judgment already on its way.
         written = await asyncio.shield(asyncio.wrap_future(state.writer.submit_future(result)))

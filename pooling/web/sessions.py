@@ -66,6 +66,12 @@ class SessionSigner:
         return cls(_load_or_create_key(store_path.with_name(store_path.name + KEY_FILE_SUFFIX)),
                    **options)
 
+    def derived_key(self, purpose: bytes) -> bytes:
+        """A key of its own for another of the server's signatures (`purpose` names it), from
+        the same secret: it survives a restart as the session key does, and a value signed
+        for one purpose is never valid for another."""
+        return hmac.new(self._key, b"derived:" + purpose, hashlib.sha256).digest()
+
     def issue(self, assessor_id: str, role: str, at: float | None = None) -> tuple[str, Session]:
         """A new session: the cookie value to set, and the session it stands for. at: when the
         token was checked (taken before the check, so a revocation that lands between the

@@ -1,6 +1,6 @@
 """A crowd round in a real browser (Chromium via Playwright) against `pooling serve`: a gold
-pair's page has the same form as a regular pair's, and "can't judge" stores an unjudgeable
-answer."""
+pair's page has the same form as a regular pair's, "can't judge" stores an unjudgeable
+answer, and every answer brings back its page's proof of the handout."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ pytestmark = pytest.mark.slow
 # the document or the view's fresh ids), as the browser built it, scripts run.
 FORM = """() => Array.from(document.querySelectorAll('body *')).map(e =>
   e.tagName + '[' + Array.from(e.attributes).map(a => a.name + (
-    ['href', 'data-doc-id', 'data-submission-id', 'data-undo-id', 'data-csrf', 'value', 'max']
+    ['href', 'data-doc-id', 'data-submission-id', 'data-undo-id', 'data-csrf', 'data-handout',
+     'value', 'max']
       .includes(a.name) ? '' : '=' + a.value)).join(',') + ']').join('\\n')"""
 
 
@@ -40,8 +41,10 @@ def test_a_gold_page_is_built_as_a_regular_one_and_cant_judge_is_an_answer(tmp_p
         answered.append(doc)
         key = "x" if n == 3 else "1"
         page.wait_for_timeout(100)
-        with page.expect_navigation():
+        handout = page.locator("#judge").get_attribute("data-handout")
+        with page.expect_request(lambda r: r.method == "POST") as sent, page.expect_navigation():
             page.keyboard.press(key)
+        assert handout and sent.value.post_data_json["handout"] == handout
     assert forms[True] and forms[False]
     assert forms[True][0] == forms[False][0]
     assert "gold" not in page.content().lower()

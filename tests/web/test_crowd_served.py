@@ -430,3 +430,83 @@ def test_claims_outlive_a_restart_and_a_late_answer_is_kept_past_k(tmp_path):
         assert sorted(a for a, d in zip(counted["assessor_id"].to_pylist(),
                                         counted["doc_id"].to_pylist(), strict=True)
                       if d == held) == ["w3", "w4"]
+
+
+def test_a_crowd_page_is_shown_without_waiting_for_its_handout_s_commit(tmp_path, monkeypatch):
+    """The handout's record is the writer's to store in its next commit: a page whose record
+    cannot be stored yet is shown all the same, its record follows, and the page carries the
+    token that proves the handout meanwhile."""
+    import threading
+
+    import pooling.web.live as live_module
+
+    path, tokens = crowd_store(tmp_path, k=3, rate=0.01)
+    release, recorded = threading.Event(), []
+    stored = live_module.record_handouts
+
+    def held_back(con, rows):  # the commit of the handouts waits until the page was shown
+        if not release.wait(60):
+            raise RuntimeError("the page waited for its handout's commit")
+        stored(con, rows)
+        recorded.extend(rows)
+
+    monkeypatch.setattr(live_module, "record_handouts", held_back)
+    with app_on(path) as app:
+        page = logged_in(app, tokens["w1"]).get("/rounds/c/topics/1")
+        assert page.status_code == 200
+        doc = re.search(r'data-doc-id="([^"]+)"', page.text).group(1)
+        token = re.search(r'data-handout="([^"]+)"', page.text).group(1)
+        assert token == app.live.proof.token("c", "w1", "1", doc)
+        assert not recorded
+        release.set()
+    assert [(h.assessor_id, h.doc_id) for h in recorded] == [("w1", doc)]  # the record followed
+    with Store(path, read_only=True) as s:
+        assert s.con.execute("SELECT assessor_id, doc_id FROM crowd_handouts").fetchall() == [
+            ("w1", doc)]
+
+
+def test_a_handout_lost_to_a_crash_is_proven_by_its_page_s_token_and_by_nothing_else(tmp_path):
+    """A server killed after showing a page but before its handout's commit: after the
+    restart, the worker's answer is taken with the token the page carried (through the API
+    and the page route alike), and refused without it, with a token of another document or
+    topic, or with another worker's token."""
+    path, tokens = crowd_store(tmp_path, k=2, rate=0.01)
+    with app_on(path) as app:
+        c = client(app)
+        auth = {"Authorization": f"Bearer {tokens['w1']}"}
+        shown = c.get(f"{API_ROOT}/rounds/c/topics/1/next", headers=auth).json()
+        doc, token = shown["doc_id"], shown["handout"]
+        page = logged_in(app, tokens["w2"]).get("/rounds/c/topics/1")
+        doc2 = re.search(r'data-doc-id="([^"]+)"', page.text).group(1)
+        token2 = re.search(r'data-handout="([^"]+)"', page.text).group(1)
+    with Store(path) as s:  # what a kill -9 before the writer's commit leaves
+        s.con.execute("DELETE FROM crowd_handouts")
+    with app_on(path) as app:
+        c = client(app)
+        auth = {"Authorization": f"Bearer {tokens['w1']}"}
+
+        def post(body: dict, headers: dict = auth) -> httpx.Response:
+            return c.post(f"{API_ROOT}/rounds/c/topics/1/judgments", headers=headers,
+                          json={"grade": 1, **body})
+
+        refused = [
+            post({"doc_id": doc, "submission_id": "a" * 32}),  # no token
+            post({"doc_id": doc, "submission_id": "b" * 32, "handout": token + "x"}),
+            post({"doc_id": doc, "submission_id": "c" * 32, "handout": token2}),  # w2's
+            post({"doc_id": doc2, "submission_id": "d" * 32, "handout": token}),  # another doc
+            post({"doc_id": doc, "submission_id": "e" * 32, "handout": ["not", "a", "token"]}),
+            post({"doc_id": doc2, "submission_id": "f" * 32, "handout": token2}),  # w1 sends w2's
+        ]
+        assert [r.status_code for r in refused] == [422] * 6, [r.text for r in refused]
+        assert all("handed to them" in r.json()["error"] for r in refused)
+        assert app.live.gate.run_sync(history).num_rows == 0
+        assert post({"doc_id": doc, "submission_id": "g" * 32, "handout": token}).status_code == 200
+        w2 = logged_in(app, tokens["w2"])
+        sent = w2.post("/rounds/c/topics/1/judgments", headers={"X-CSRF-Token": csrf_of(app, w2)},
+                       json={"doc_id": doc2, "grade": 0, "submission_id": "h" * 32,
+                             "handout": token2})
+        assert sent.status_code == 200, sent.text
+    with Store(path, read_only=True) as s:
+        rows = sorted((r["assessor_id"], r["doc_id"], r["grade"]) for r in history(s).to_pylist())
+    assert rows == sorted([("w1", doc, 1), ("w2", doc2, 0)])
+

@@ -168,7 +168,8 @@ def test_a_crowd_round_killed_under_load_keeps_every_answer_and_no_pair_past_k(t
                 with lock:
                     refused.append(f"x{page['submission_id']}")
                 sent = send(client, "POST", f"/rounds/c/topics/{q}/judgments", json={
-                    "doc_id": page["doc_id"], "grade": 1, "submission_id": page["submission_id"]})
+                    "doc_id": page["doc_id"], "grade": 1, "submission_id": page["submission_id"],
+                    "handout": page["handout"]})
                 assert sent.status_code == 200, sent.text
                 with lock:
                     acked[page["submission_id"]] = (who, q, page["doc_id"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
+from pooling.web.handout_proof import HandoutProof
 from pooling.web.highlight import highlight, query_terms
 from pooling.web.sessions import SessionSigner, same_token
 
@@ -37,3 +38,26 @@ def test_session_cookies_are_signed_and_carry_their_csrf_token(tmp_path):
     _, other = signer.issue("ann", "assessor")
     assert other.csrf != session.csrf  # one token per session
     assert same_token(session.csrf, session.csrf) and not same_token(session.csrf, None)
+
+
+def test_a_handout_token_names_its_round_worker_topic_and_document_and_outlives_a_restart(
+        tmp_path):
+    def proof() -> HandoutProof:
+        signer = SessionSigner.for_store(tmp_path / "c.duckdb")
+        return HandoutProof(signer.derived_key(HandoutProof.PURPOSE))
+
+    handed = ("c", "ann", "7", "d1")
+    token = proof().token(*handed)
+    assert proof().proves(token, *handed)  # a restarted server reads the tokens it issued
+    for i, other in enumerate(("c2", "bob", "8", "d2")):  # any other field: another token
+        changed = list(handed)
+        changed[i] = other
+        assert not proof().proves(token, *changed)
+    # ids that would join alike under a naive separator stay apart
+    assert proof().token("c", "a", "b\"", "d") != proof().token("c", "a", "b", "\"d")
+    assert not HandoutProof(b"k" * 32).proves(token, *handed)  # another server's key
+    assert not HandoutProof().proves(token, *handed)  # a key of another process's own
+    for sent in (None, "", 7, ["x"], token + "=", token[:-1], "é" * 43, "\ud800" * 43, token * 3):
+        assert not proof().proves(sent, *handed)
+    signer = SessionSigner.for_store(tmp_path / "c.duckdb")  # the session key signs no token
+    assert signer.derived_key(HandoutProof.PURPOSE) != signer.derived_key(b"another purpose")

@@ -76,6 +76,8 @@
         note: note.value,
         submission_id: data.submissionId,
       };
+      // A crowd round's page proves that it handed this document out.
+      if (data.handout) body.handout = data.handout;
       // "Broken link / can't judge" is an answer of its own, not a grade.
       if (button.dataset.unjudgeable) body.unjudgeable = true;
       else body.grade = Number(button.dataset.grade);
