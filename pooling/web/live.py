@@ -79,6 +79,9 @@ from pooling.web.session_writes import UNREAD_BY_PAGES
 from pooling.web.topic_order import in_topic_order
 
 MAX_BATCH = VALUES_ROWS  # a group commit is one statement of bound values
+# Documents handed out wait at most this long for a commit while judgments keep the writer
+# busy (`JudgmentWriter._loop`): what a restart would lose of the claims, never of an answer.
+HANDOUT_SECONDS = 1.0
 DOC_CACHE = 20_000
 
 # The store tables the pages' memory is made of. A change to a round's row, queue or
@@ -720,10 +723,11 @@ class JudgmentWriter:
         return future
 
     def submit_handouts(self, rows: list[Handout]) -> None:
-        """Queue documents handed out (`pooling.judging.handouts`), stored in the next
-        commit beside the judgments. Nobody waits for them: a page's token proves its
-        handout until the record is there (`pooling.web.handout_proof`), and one that could
-        not be stored is counted (`unrecorded_handouts`)."""
+        """Queue documents handed out (`pooling.judging.handouts`), stored in a commit of
+        their own once no judgment waits, or within `HANDOUT_SECONDS` under load. Nobody
+        waits for them: a page's token proves its handout until the record is there
+        (`pooling.web.handout_proof`), and one that could not be stored is counted
+        (`unrecorded_handouts`)."""
         self._queue.put((rows, None))
 
     def close(self) -> None:
@@ -735,10 +739,19 @@ class JudgmentWriter:
             pass
 
     def _loop(self) -> None:
+        """Commit what comes in, judgments first. Handouts wait for a commit of their own
+        while judgments keep the writer busy, at most `HANDOUT_SECONDS`: no answer waits
+        for a handout's commit, and a page's token proves its handout meanwhile."""
+        handed: list[Handout] = []
+        since = time.monotonic()
         while True:
-            item = self._queue.get()
+            try:
+                item = self._queue.get(timeout=HANDOUT_SECONDS) if handed else self._queue.get()
+            except queue.Empty:  # idle: the handouts waiting are stored now
+                handed = self._hand_out(handed)
+                continue
             if item is None:
-                return
+                break
             batch = [item]
             stop = False
             while len(batch) < MAX_BATCH:
@@ -750,27 +763,31 @@ class JudgmentWriter:
                     stop = True
                     break
                 batch.append(more)
-            handed = [item for item in batch if isinstance(item[0], list)]
-            if handed:
-                self._hand_out(handed)
-                batch = [item for item in batch if not isinstance(item[0], list)]
+            if not handed:
+                since = time.monotonic()
+            handed += [h for rows, _ in batch if isinstance(rows, list) for h in rows]
+            batch = [item for item in batch if not isinstance(item[0], list)]
             try:
                 if batch:
                     self._write(batch)
             except BaseException as exc:  # noqa: BLE001 - the writer must outlive any batch
                 _settle([f for _, f in batch], exc=exc)
+            if handed and (not batch or time.monotonic() - since >= HANDOUT_SECONDS):
+                handed = self._hand_out(handed)
             if stop:
-                return
+                break
+        self._hand_out(handed)
 
-    def _hand_out(self, items: list[tuple[list[Handout], None]]) -> None:
-        """Store the documents handed out since the last commit, in one statement. When that
-        fails (a full disk), they are counted and let go: each worker's answer brings the
-        proof of its handout, and only a restart could ask for the record."""
-        rows = [h for handed, _ in items for h in handed]
-        try:
-            record_handouts(self._cursor, rows)
-        except Exception:  # noqa: BLE001 - the writer must outlive any batch
-            self.unrecorded_handouts += len(rows)
+    def _hand_out(self, rows: list[Handout]) -> list[Handout]:
+        """Store documents handed out, in one statement; returns what is left to store
+        (nothing). When that fails (a full disk), they are counted and let go: each worker's
+        answer brings the proof of its handout, and only a restart could ask for the record."""
+        if rows:
+            try:
+                record_handouts(self._cursor, rows)
+            except Exception:  # noqa: BLE001 - the writer must outlive any batch
+                self.unrecorded_handouts += len(rows)
+        return []
 
     def _write(self, batch: list[tuple[Judgment, Future]]) -> None:
         """Store a batch in one commit. When that commit fails, each submission (with its
