@@ -119,6 +119,28 @@ def test_a_gigabyte_long_line_in_a_small_gzip_is_refused_at_line_1_in_bounded_me
     assert peak < PEAK_MB, f"{command}: peak {peak:.0f} MB"
 
 
+def test_a_quarter_gigabyte_of_one_repeated_run_line_is_kept_once_in_bounded_memory(store):
+    """`import runs --dedupe first` of a small gzip holding 16.8 million copies of one valid
+    line: the run is imported with that line, every copy counted as dropped, holding only
+    what it keeps (the rows were held whole before, about 750 MB); without --dedupe it is
+    refused at line 2."""
+    line = b"1 Q0 d1 1 1.0 r\n"
+    bomb = gzip_bomb(store.parent / "same.run.gz", b"", line, size=256 << 20)
+    copies = 256 << 20 >> 4
+    code, stderr, peak = measured("import", "runs", store, bomb, cwd=store.parent)
+    assert code != 0 and f"{bomb}:2: doc 'd1' repeated" in stderr, stderr
+    assert peak < PEAK_MB, f"peak {peak:.0f} MB"
+    code, stderr, peak = measured("import", "runs", store, bomb, "--dedupe", "first",
+                                  cwd=store.parent)
+    assert code == 0, stderr
+    assert peak < PEAK_MB, f"peak {peak:.0f} MB"
+    import duckdb
+
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert con.execute("SELECT n_rows, duplicates_dropped FROM runs").fetchall() == [
+            (1, copies - 1)]
+
+
 @pytest.mark.parametrize(("command", "head", "filler"), [
     (["import", "topics", "{store}", "{bomb}", "--format", "trec-web"], b"<webtrack2009>\n", b"x\n"),
     (["import", "topics", "{store}", "{bomb}", "--format", "trec-web"], b"<webtrack2009>", b"0"),

@@ -132,14 +132,16 @@ def parse_column_blocks(
     *,
     extra_fields: str = "error",
     skip_comments: bool = True,
-    check: Callable[[pa.Table], None] | None = None,
+    check: Callable[[pa.Table], pa.Table | None] | None = None,
 ) -> ParsedColumns:
     """`parse_columns` over blocks of whole lines (first line number, bytes), as
     `pooling.formats.source.line_blocks` gives them, read one at a time.
 
     Reading stops after the first block with a problem, and `check(table)` (which raises)
     sees each block's rows before the next is read: a file of gigabytes of bad or repeated
-    lines is refused after its first block instead of being held whole.
+    lines is refused after its first block instead of being held whole. A check may return
+    the rows of the block to keep instead (None: all of them), so a rule that drops rows
+    (repeats kept once) holds what it keeps, never the whole file.
     """
     tables: list[pa.Table] = []
     problems: list[Problem] = []
@@ -155,7 +157,8 @@ def parse_column_blocks(
             problems.sort(key=lambda p: p.line or 0)
             break
         if check is not None:
-            check(table)
+            kept = check(table)
+            table = table if kept is None else kept
         tables.append(table)
     table = pa.concat_tables(tables) if tables else _empty(columns)
     if not problems and not has_text:

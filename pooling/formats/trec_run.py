@@ -7,6 +7,7 @@ ordering: trec_eval orders by score descending, then doc_id descending.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Literal
@@ -70,26 +71,64 @@ def parse_trec_run(
     malformed line, NaN score or duplicate (of the first block that has any).
 
     A topic map is applied before the duplicate check (two ids of one topic may share docs).
+    Both act on each block as it is read: with one tag, a repeat is refused in the first
+    block that has one, and `dedupe="first"` keeps only what it keeps (`FirstSeen`), so a
+    file of gigabytes of one repeated line costs the memory of one line.
     """
+    used: dict[str, str] = {}
+    first_seen = FirstSeen() if dedupe == "first" else None
 
-    def check(block: pa.Table) -> None:
-        """Refuse a block's bad Q0 fields and, with one tag and no map, its repeats at once."""
+    def check(block: pa.Table) -> pa.Table:
+        """Refuse a block's bad Q0 fields, map its topics, and apply the duplicate rule to
+        it: with one tag, its repeats are refused at once; kept once, they are dropped."""
         if problems := _q0_problems(block, source):
             raise FormatError(problems, hint=RUN_HINT)
-        if dedupe == "error" and topic_map is None and pc.count_distinct(block["tag"]).as_py() == 1:
+        if topic_map is not None:
+            block, mapped = topic_map.apply(block)
+            used.update(mapped)
+        if dedupe == "error" and pc.count_distinct(block["tag"]).as_py() == 1:
             apply_dedupe(block, source, "error")
+        return block if first_seen is None else first_seen.keep(block)
 
     parsed = parse_column_blocks(line_blocks(data, source, RUN_LINE), source, RUN_COLUMNS,
                                  extra_fields="ignore", check=check)
-    table = parsed.table
     if parsed.problems:
         raise FormatError(parsed.problems, hint=RUN_HINT)
-    table = table.drop_columns(["q0"])
-    used: dict[str, str] = {}
-    if topic_map is not None:
-        table, used = topic_map.apply(table)
+    table = parsed.table.drop_columns(["q0"])
     runs = split_checked(table, source, split_by_tag=split_by_tag, dedupe=dedupe)
-    return [ParsedRun(r.tag, r.table, r.source, r.duplicates_dropped, used) for r in runs]
+    dropped = first_seen.dropped if first_seen is not None else {}
+    return [ParsedRun(r.tag, r.table, r.source, r.duplicates_dropped + dropped.get(r.tag, 0), used)
+            for r in runs]
+
+
+class FirstSeen:
+    """`dedupe="first"` over a run read block by block: each block's rows whose (tag,
+    query_id, doc_id) no earlier row had, so what is held grows with the distinct pairs, not
+    with the lines; `dropped` counts the repeats left out, per tag."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.dropped: Counter[str] = Counter()
+
+    def keep(self, block: pa.Table) -> pa.Table:
+        # Each key's first line in the block (Arrow), then those no earlier block had: the
+        # Python work is per distinct key, not per line.
+        keys = pc.binary_join_element_wise(block["tag"], block["query_id"], block["doc_id"], "\0")
+        firsts = pa.table({"key": keys, "line": block["line"]}).group_by(
+            "key", use_threads=False).aggregate([("line", "min")])
+        new = [(k, n) for k, n in zip(firsts["key"].to_pylist(), firsts["line_min"].to_pylist(),
+                                      strict=True) if k not in self.seen]
+        self.seen.update(k for k, _ in new)
+        if len(new) == block.num_rows:
+            return block
+        kept = block.filter(pc.is_in(block["line"], pa.array([n for _, n in new], pa.int64())))
+        self.dropped.update(_per_tag(block) - _per_tag(kept))
+        return kept
+
+
+def _per_tag(table: pa.Table) -> Counter[str]:
+    """Rows per run tag."""
+    return Counter({v["values"]: v["counts"] for v in pc.value_counts(table["tag"]).to_pylist()})
 
 
 def split_checked(

@@ -187,3 +187,65 @@ def _meta(path: Path):
     from pooling.formats.run_files import read_run_meta
 
     return read_run_meta(path)
+
+
+def _first_of_each(lines: list[tuple[str, str, str]], split_by_tag: bool) -> dict[str, list]:
+    """The reference of `--dedupe first`: per tag, each (topic, doc)'s first line number in
+    file order, and how many lines it left out."""
+    kept: dict[str, list[int]] = {}
+    seen: set[tuple[str, str, str]] = set()
+    dropped: dict[str, int] = {}
+    for n, (q, d, tag) in enumerate(lines, start=1):
+        tag_of = tag if split_by_tag else lines[-1][2]
+        if (tag, q, d) in seen:
+            dropped[tag_of] = dropped.get(tag_of, 0) + 1
+            continue
+        seen.add((tag, q, d))
+        kept.setdefault(tag_of, []).append(n)
+    return {t: [kept.get(t, []), dropped.get(t, 0)] for t in set(kept) | set(dropped)}
+
+
+@pytest.mark.parametrize("split_by_tag", [False, True])
+@pytest.mark.parametrize("seed", range(12))
+def test_dedupe_first_read_in_small_blocks_keeps_each_pair_s_first_line_in_file_order(
+        monkeypatch, seed, split_by_tag):
+    """Repeats within a block and across blocks (of ~64 bytes here, as a gigabyte file's
+    blocks are of a MiB), under one tag or several: the lines kept and the count dropped are
+    those of keeping each (tag, topic, doc)'s first line of the whole file."""
+    import functools
+    import random
+
+    import pooling.formats.trec_run as trec_run
+    from pooling.formats.source import line_blocks
+
+    rng = random.Random(seed)
+    tags = ["r1", "r2", "r3"] if split_by_tag else ["r1"]
+    lines = [(str(rng.randint(1, 3)), f"d{rng.randint(1, 6)}", rng.choice(tags))
+             for _ in range(rng.randint(1, 80))]
+    text = "".join(f"{q} Q0 {d} {i} {rng.random():.3f} {t}\n"
+                   for i, (q, d, t) in enumerate(lines, start=1)).encode()
+    monkeypatch.setattr(trec_run, "line_blocks", functools.partial(line_blocks, size=64))
+    parsed = trec_run.parse_trec_run(text, "x.run", split_by_tag=split_by_tag, dedupe="first")
+    got = {p.tag: [p.table["line"].to_pylist(), p.duplicates_dropped] for p in parsed}
+    assert got == _first_of_each(lines, split_by_tag)
+
+
+def test_a_topic_map_is_applied_before_repeats_are_kept_once_in_every_block(monkeypatch):
+    """Two written ids of one topic share a document: mapped block by block, the second
+    line is a repeat of the first even when the lines are in different blocks."""
+    import functools
+
+    import pooling.formats.trec_run as trec_run
+    from pooling.formats.source import line_blocks
+    from pooling.formats.topic_map import TopicMap
+
+    text = b"".join([b"1 Q0 d1 1 2.0 r\n", b"2 Q0 d9 1 1.0 r\n" * 6, b"101 Q0 d1 2 1.0 r\n"])
+    monkeypatch.setattr(trec_run, "line_blocks", functools.partial(line_blocks, size=32))
+    mapping = TopicMap({"1": "101", "2": "102"}, "map.tsv", "0" * 64)
+    [run] = trec_run.parse_trec_run(text, "x.run", dedupe="first", topic_map=mapping)
+    assert run.table.select(["query_id", "doc_id", "line"]).to_pylist() == [
+        {"query_id": "101", "doc_id": "d1", "line": 1}, {"query_id": "102", "doc_id": "d9", "line": 2}]
+    assert run.duplicates_dropped == 6 and run.topics_mapped == {"1": "101", "2": "102"}
+    with pytest.raises(FormatError, match="doc 'd1' repeated for query '101'"):  # refused
+        trec_run.parse_trec_run(b"1 Q0 d1 1 2.0 r\n101 Q0 d1 2 1.0 r\n", "x.run",
+                                topic_map=mapping)
