@@ -850,6 +850,46 @@ done:
     return 1;
 }
 
+/* Whether p[0..n) is UTF-8 as Python's decoder and Arrow's string type take it: no stray
+ * continuation byte, no overlong form, no surrogate, nothing past U+10FFFF. A doc_id or
+ * tag that is not is no text: the line goes to the strict reader, which says where. */
+static inline int utf8_valid(const unsigned char *p, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        unsigned cp;
+        if (c >= 0xC2 && c <= 0xDF) {
+            len = 2;
+            cp = c & 0x1Fu;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            cp = c & 0x0Fu;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            cp = c & 0x07u;
+        } else {
+            return 0;
+        }
+        if (n - i < len)
+            return 0;
+        for (size_t k = 1; k < len; k++) {
+            if ((p[i + k] & 0xC0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (p[i + k] & 0x3Fu);
+        }
+        if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)))
+            || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
 /* The lines of buf[0..len): each complete, clean line goes to add_line. Returns bytes used
  * (up to the last complete line; all of it when `final`), or -1 on memory exhaustion. */
 static Py_ssize_t scan_lines(Scanner *s, const unsigned char *buf, size_t len, int final,
@@ -875,6 +915,9 @@ static Py_ssize_t scan_lines(Scanner *s, const unsigned char *buf, size_t len, i
         for (const unsigned char *c = f[0]; c < f[1] - 1; c++)
             if (*c >= 0x80)
                 goto unclean;
+        /* doc_id and tag: text (UTF-8), as every reader of ids takes them */
+        if (!utf8_valid(f[2], (size_t)(f[3] - 1 - f[2])) || !utf8_valid(f[5], (size_t)(e - f[5])))
+            goto unclean;
         double score;
         if (!parse_score(f[4], f[5] - 1, &score))
             goto unclean;

@@ -344,7 +344,9 @@ def equal_runs(values: pa.Array) -> tuple[pa.Array, np.ndarray]:
 
 
 def _clean(table: pa.Table) -> bool:
-    """No empty or comment query_id, no empty doc_id, no missing or NaN score.
+    """No empty or comment query_id, no empty doc_id or one that is not UTF-8, no missing or
+    NaN score. (doc_id is kept as bytes, but an id that is not text goes to the strict
+    reader, which refuses it at its line as every reader of ids does.)
 
     query_id is run-end encoded: a comment line's '#' token differs from its neighbours, so
     it is one of the encoded values.
@@ -358,16 +360,24 @@ def _clean(table: pa.Table) -> bool:
     doc_id = table.column("doc_id")
     if doc_id.null_count or pc.min(pc.binary_length(doc_id)).as_py() == 0:
         return False
+    try:
+        pc.cast(doc_id, pa.string())  # checks the bytes are UTF-8; the bytes are what is kept
+    except pa.ArrowInvalid:
+        return False
     score = table.column("score")
     return not (score.null_count or pc.any(pc.is_nan(score)).as_py())
 
 
 def _last_tag(tail: bytes) -> str | None:
-    """Run tag (6th field) of the last data line in the file's tail."""
+    """Run tag (6th field) of the last data line in the file's tail; None (the strict
+    reader, which says where) when there is none or it is not UTF-8."""
     for line in reversed(tail.splitlines()[1:] if len(tail) >= 65536 else tail.splitlines()):
         fields = line.split()
         if fields and not fields[0].startswith(b"#"):
-            return fields[5].decode() if len(fields) >= 6 else None
+            try:
+                return fields[5].decode() if len(fields) >= 6 else None
+            except UnicodeDecodeError:
+                return None
     return None
 
 

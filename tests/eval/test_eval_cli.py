@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pooling.cli.app import app
+from pooling.errors import PoolingError
 from pooling.measures import REGISTRY
 
 QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n"
@@ -99,3 +100,56 @@ def test_a_missing_or_unreadable_file_is_named_with_nothing_on_stdout(files, tmp
         err = done.stderr.decode()
         assert "internal error" not in err
         assert Path(args[0] if "nope.qrels" in args[0] else args[1]).name in err
+
+
+NOT_TEXT = {  # bytes no UTF-8 decoder takes: a stray byte, an overlong '/', a surrogate, past U+10FFFF
+    "stray": b"\xff", "overlong": b"\xc0\xaf", "surrogate": b"\xed\xa0\x80", "too high": b"\xf4\x90\x80\x80",
+}
+
+
+@pytest.mark.parametrize("field", ["query_id", "doc_id", "tag"])
+@pytest.mark.parametrize("bad", list(NOT_TEXT))
+@pytest.mark.parametrize("path", ["kernel", "numpy", "strict", "gzip"])
+def test_an_id_that_is_not_utf8_is_refused_at_its_line_on_every_reading_path(
+        tmp_path, monkeypatch, field, bad, path):
+    """The C kernel, the Arrow reader and the strict reader (a doubled space sends a file
+    there) refuse the same line with the same words, as qrels and every store reader do: an
+    id that is not text never reaches a measure (it is no id a qrels could name)."""
+    import gzip
+
+    bytes_of = NOT_TEXT[bad]
+    fields = [b"q1", b"Q0", b"a", b"1", b"2", b"r1"]
+    fields[{"query_id": 0, "doc_id": 2, "tag": 5}[field]] += bytes_of
+    lines = [b"q1 Q0 b 2 1 r1", b" ".join(fields)] if field != "tag" else [
+        b"q1 Q0 b 2 1 r1" + bytes_of, b" ".join(fields)]
+    if path == "strict":
+        lines[0] = lines[0].replace(b" ", b"  ", 1)
+    data = b"\n".join(lines) + b"\n"
+    run = tmp_path / ("run.gz" if path == "gzip" else "run")
+    run.write_bytes(gzip.compress(data) if path == "gzip" else data)
+    (tmp_path / "qrels").write_text(QRELS)
+    monkeypatch.setenv("POOLING_KERNEL", "off" if path == "numpy" else "on")
+    done = CliRunner().invoke(app, ["eval", "-q", "-m", "map", str(tmp_path / "qrels"), str(run)])
+    # a library error (the command line prints it as one line, exit 2), never another one
+    assert isinstance(done.exception, PoolingError), repr(done.exception)
+    assert done.exception.exit_code == 2 and not done.output
+    line = 1 if field == "tag" else 2
+    assert str(done.exception).startswith(f"{run}:{line}: not valid UTF-8"), str(done.exception)
+
+
+def test_ids_of_utf8_beyond_ascii_are_evaluated_as_their_bytes_on_every_path(tmp_path, monkeypatch):
+    """Doc ids of two-, three- and four-byte characters are ids like any other, on every path."""
+    docs = ["é1", "文2", "\U0001f600x", "b"]
+    (tmp_path / "qrels").write_text("".join(f"q1 0 {d} {g}\n" for d, g in zip(docs, (1, 0, 2, 1))))
+    run = "".join(f"q1 Q0 {d} {i} {9 - i} rü\n" for i, d in enumerate(docs))
+    outputs = set()
+    for path in ("kernel", "numpy", "strict"):
+        text = run.replace(" ", "  ", 1) if path == "strict" else run
+        (tmp_path / "run").write_text(text, encoding="utf-8")
+        monkeypatch.setenv("POOLING_KERNEL", "off" if path == "numpy" else "on")
+        done = invoke("eval", "-q", "-m", "map", "-m", "num_rel_ret", str(tmp_path / "qrels"),
+                      str(tmp_path / "run"))
+        assert done.exit_code == 0, done.output
+        outputs.add(done.output)
+    [output] = outputs
+    assert "num_rel_ret           \tall\t3" in output
