@@ -140,7 +140,7 @@ def test_an_id_that_is_not_utf8_is_refused_at_its_line_on_every_reading_path(
 def test_ids_of_utf8_beyond_ascii_are_evaluated_as_their_bytes_on_every_path(tmp_path, monkeypatch):
     """Doc ids of two-, three- and four-byte characters are ids like any other, on every path."""
     docs = ["é1", "文2", "\U0001f600x", "b"]
-    (tmp_path / "qrels").write_text("".join(f"q1 0 {d} {g}\n" for d, g in zip(docs, (1, 0, 2, 1))))
+    (tmp_path / "qrels").write_text("".join(f"q1 0 {d} {g}\n" for d, g in zip(docs, (1, 0, 2, 1), strict=True)))
     run = "".join(f"q1 Q0 {d} {i} {9 - i} rü\n" for i, d in enumerate(docs))
     outputs = set()
     for path in ("kernel", "numpy", "strict"):
