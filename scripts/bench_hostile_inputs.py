@@ -1,8 +1,10 @@
-"""Time and peak memory of refusing two gzip bombs through `import qrels`, `eval` and `import runs`.
+"""Time and peak memory of gzip bombs through `import qrels`, `eval` and `import runs`.
 
 The bombs (written to a temporary folder):
 - many-lines: about 2 MB of gzip holding one valid line and then 1 GiB of short bad lines;
-- one-line: about 1 MB of gzip holding a single 1 GiB line.
+- one-line: about 1 MB of gzip holding a single 1 GiB line;
+- same-line: one valid run line repeated to 1 GiB (67 million copies), refused at line 2 by a
+  strict import and kept once by `import runs --dedupe first` (which then succeeds).
 
 Each command runs in its own process; the table shows its wall time, its peak resident memory
 (getrusage RUSAGE_CHILDREN) and the first line of its error. The target: every refusal within
@@ -71,6 +73,7 @@ def main() -> None:
         bombs = {
             "many-lines": (b"1 0 d1 1\n", b"x\n"),
             "one-line": (b"", b"0"),
+            "same-line": (b"", b"1 Q0 d1 1 1.0 r\n"),
         }
         valid_run = root / "ok.run"
         valid_run.write_text("1 Q0 d1 1 1.0 r\n")
@@ -78,7 +81,7 @@ def main() -> None:
         valid_qrels.write_text("1 0 d1 1\n")
         subprocess.run([sys.executable, "-m", "pooling", "init", "s.duckdb"], cwd=root, check=True,
                        capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
-        print(f"{'bomb':<11} {'command':<13} {'gzip MB':>8} {'seconds':>8} {'peak MB':>8} "
+        print(f"{'bomb':<11} {'command':<26} {'gzip MB':>8} {'seconds':>8} {'peak MB':>8} "
               f"{'exit':>4}  message")
         for bomb, (head, filler) in bombs.items():
             path = root / f"{bomb}.gz"
@@ -89,10 +92,14 @@ def main() -> None:
                                  "--name", bomb],
                 "eval": ["eval", str(path), str(valid_run)],
                 "import runs": ["import", "runs", "s.duckdb", str(path)],
+            } if bomb != "same-line" else {
+                "import runs": ["import", "runs", "s.duckdb", str(path)],
+                "import runs --dedupe first": ["import", "runs", "s.duckdb", str(path),
+                                               "--dedupe", "first"],
             }
             for label, args in commands.items():
                 seconds, peak, code, first = run(args, root)
-                print(f"{bomb:<11} {label:<13} {mb:>8.1f} {seconds:>8.1f} {peak:>8.0f} {code:>4}  "
+                print(f"{bomb:<11} {label:<26} {mb:>8.1f} {seconds:>8.1f} {peak:>8.0f} {code:>4}  "
                       f"{first[:90]}", flush=True)
 
 
