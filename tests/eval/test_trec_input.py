@@ -5,6 +5,7 @@ The rules: docs/trec_eval-semantics.md#reading-runs-and-qrels.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -150,17 +151,17 @@ def test_a_tab_or_other_whitespace_inside_a_line_splits_fields_as_trec_eval_does
     assert result.runs[0].per_query["map"].tolist() == [1.0]
 
 
-def test_a_clean_run_with_doc_ids_that_are_not_utf8_is_evaluated_on_their_bytes(tmp_path: Path):
-    # trec_eval compares doc_ids as bytes; such a doc can never match a (UTF-8) judgment,
-    # but it still counts as retrieved and breaks ties by its bytes.
+def test_a_clean_run_with_a_doc_id_that_is_not_utf8_is_refused_at_its_line(tmp_path: Path):
+    # Ids are text (docs/trec_eval-semantics.md): a clean file, which the fast readers take,
+    # is refused at the line as the strict reader and the qrels readers refuse it.
     from pooling import evaluate
+    from pooling.errors import PoolingError
 
     (tmp_path / "qrels").write_text("1 0 d1 1\n")
     run = tmp_path / "run"
-    run.write_bytes(b"1 Q0 d\xff 1 1.0 t\n1 Q0 d1 2 1.0 t\n")  # tie: b"d\xff" > b"d1" first
-    result = evaluate(tmp_path / "qrels", run, ["map", "num_ret"])
-    assert result.runs[0].per_query["map"].tolist() == [0.5]
-    assert result.runs[0].per_query["num_ret"].tolist() == [2]
+    run.write_bytes(b"1 Q0 d1 1 1.0 t\n1 Q0 d\xff 2 1.0 t\n")
+    with pytest.raises(PoolingError, match=rf"^{re.escape(str(run))}:2: not valid UTF-8"):
+        evaluate(tmp_path / "qrels", run, ["map", "num_ret"])
 
 
 def test_the_whole_run_read_from_a_clean_file_has_text_columns(tmp_path: Path):
