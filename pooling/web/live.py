@@ -678,7 +678,7 @@ class _Claiming:
                     self._view.handed_to(self._assessor, self._query_id).add(doc)
                 live.claims.claim(self._assessor, key, doc, live.clock())
                 live._claims_changed()
-        if handed:  # recorded in the writer's next commit; the page's token proves it meanwhile
+        if handed:  # the writer stores it in a while; the page's token proves it meanwhile
             live.writer.submit_handouts(handouts(self._view.rnd.round_id, self._assessor,
                                                  self._query_id, handed, live.claims.lease))
         return pairs
@@ -748,7 +748,8 @@ class JudgmentWriter:
             try:
                 item = self._queue.get(timeout=HANDOUT_SECONDS) if handed else self._queue.get()
             except queue.Empty:  # idle: the handouts waiting are stored now
-                handed = self._hand_out(handed)
+                self._hand_out(handed)
+                handed = []
                 continue
             if item is None:
                 break
@@ -773,21 +774,21 @@ class JudgmentWriter:
             except BaseException as exc:  # noqa: BLE001 - the writer must outlive any batch
                 _settle([f for _, f in batch], exc=exc)
             if handed and (not batch or time.monotonic() - since >= HANDOUT_SECONDS):
-                handed = self._hand_out(handed)
+                self._hand_out(handed)
+                handed = []
             if stop:
                 break
         self._hand_out(handed)
 
-    def _hand_out(self, rows: list[Handout]) -> list[Handout]:
-        """Store documents handed out, in one statement; returns what is left to store
-        (nothing). When that fails (a full disk), they are counted and let go: each worker's
-        answer brings the proof of its handout, and only a restart could ask for the record."""
+    def _hand_out(self, rows: list[Handout]) -> None:
+        """Store documents handed out, in one statement. When that fails (a full disk), they
+        are counted and let go: each worker's answer brings the proof of its handout, and
+        only a restart could ask for the record."""
         if rows:
             try:
                 record_handouts(self._cursor, rows)
             except Exception:  # noqa: BLE001 - the writer must outlive any batch
                 self.unrecorded_handouts += len(rows)
-        return []
 
     def _write(self, batch: list[tuple[Judgment, Future]]) -> None:
         """Store a batch in one commit. When that commit fails, each submission (with its
