@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from pseudo_terminal import in_terminal
 
+from pooling.judges.model_judges import add_judge
 from pooling.judging.assessors import add_assessor, assign
-from pooling.judging.judges import add_judge
 from pooling.judging.judgments import Judgment, record
 from pooling.judging.rounds import create_round
 from pooling.store import Store

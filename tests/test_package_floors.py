@@ -26,7 +26,11 @@ FLOORS: list[list[str]] = [
     ["measures"],  # measure definitions, and estimators over a strategy's sample
     ["evaluation"],  # trec_eval-exact evaluation of runs against qrels
     ["store"],  # the DuckDB test collection
-    ["judging"],  # rounds, assessors, judges, judgments
+    # Model judges' backends: pairs with their texts in, verdicts out, no store (the core
+    # reads a backend's declared scale).
+    ["judges.backends"],
+    ["judging"],  # rounds, assessors, judgments: the judging core
+    ["judges"],  # model judges and juries, built on the core
     # Agreement and triage read from a store: the label sets of stored judges, people, qrels.
     ["agreement.sources", "agreement.label_agreement", "agreement.triage"],
     ["leaderboard"],  # systems ranked, compared and tested for significance

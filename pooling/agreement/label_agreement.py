@@ -220,7 +220,7 @@ def shared_pairs(a: Any, b: Any, *, unjudged: int | None = None) -> tuple[pa.Tab
 
 
 def _judge_id(store: Store, judge: str) -> str:
-    from pooling.judging.judges import get_judge
+    from pooling.judges.model_judges import get_judge
 
     return get_judge(store, judge).judge_id
 

@@ -49,8 +49,8 @@ def judges_add(
     if (price_in is None) != (price_out is None):
         raise StoreError("give both --price-in and --price-out (per million tokens), or neither")
     from pooling.formats.source import check_file
-    from pooling.judging.backends.prompt import read_prompt
-    from pooling.judging.judges import add_judge
+    from pooling.judges.backends.prompt import read_prompt
+    from pooling.judges.model_judges import add_judge
     from pooling.store import Store
     from pooling.strategies.params import parse_key_values
 
@@ -60,7 +60,7 @@ def judges_add(
     with Store(store) as s:
         judge = add_judge(s, name, backend, parse_key_values(param or [], StoreError), prompt=text)
         if price_in is not None and price_out is not None:
-            from pooling.judging.judge_usage import set_price
+            from pooling.judges.usage import set_price
 
             set_price(s, judge.judge_id, price_in, price_out)
     shown = f", prompt sha256 {judge.prompt_sha256[:12]}" if judge.prompt_sha256 else ""
@@ -71,7 +71,7 @@ def judges_add(
 @judges_app.command("list")
 def judges_list(store: StoreArg) -> None:
     """List the automatic judges with what they have judged."""
-    from pooling.judging.judges import list_judges
+    from pooling.judges.model_judges import list_judges
     from pooling.store import Store
 
     with Store(store, read_only=True) as s:
@@ -92,7 +92,7 @@ def judges_list(store: StoreArg) -> None:
 @judges_app.command("backends")
 def judges_backends() -> None:
     """List the judge backends and the parameters each takes."""
-    from pooling.judging.backends import BACKENDS
+    from pooling.judges.backends import BACKENDS
 
     for spec in BACKENDS.values():
         out.print(f"[bold]{escape(spec.name)}[/bold]: {escape(spec.description)}", markup=True)
@@ -109,7 +109,7 @@ def judges_price(
     price_out: Annotated[float, typer.Option(help="Price per million completion tokens.")],
 ) -> None:
     """Set a judge's price (the latest one holds; its sample jurors cost the same)."""
-    from pooling.judging.judge_usage import set_price
+    from pooling.judges.usage import set_price
     from pooling.store import Store
 
     with Store(store) as s:
@@ -136,7 +136,7 @@ def judges_usage(
     import json
 
     from pooling.formats.csv_cells import safe_cell
-    from pooling.judging.judge_usage import judge_usage, usage_by_judge
+    from pooling.judges.usage import judge_usage, usage_by_judge
     from pooling.store import Store
 
     if format not in ("table", "csv", "json"):
@@ -225,7 +225,7 @@ def judge_command(
     A jury: several --judge, or --samples N, and every juror judges every pair, one juror
     after the other, each resumable on its own (see docs/judging.md, "Juries").
     """
-    from pooling.judging.judges import judge_pairs, judge_round, qrels_pairs, read_pairs
+    from pooling.judges.model_judges import judge_pairs, judge_round, qrels_pairs, read_pairs
     from pooling.store import Store
     from pooling.terminal.progress import terminal_progress
 
@@ -235,7 +235,7 @@ def judge_command(
     options = {"limit": limit, "overrides": {"concurrency": concurrency},
                "engine": engine.value, "ray_address": ray_address}
     if len(judge) > 1 or samples != 1:
-        from pooling.judging.juries import judge_jury
+        from pooling.judges.juries import judge_jury
 
         with Store(store) as s, terminal_progress() as bar:
             todo = (None if round is not None else
@@ -265,7 +265,7 @@ def _fail_on_failures(reports) -> None:
     stored, and a run again asks only for the pairs without a grade."""
     failed = [r for r in reports if r.failed]
     if failed:
-        from pooling.judging.backends import JudgeError
+        from pooling.judges.backends import JudgeError
 
         who = ", ".join(f"{r.judge_id} {r.failed:,}" for r in failed)
         raise JudgeError(
@@ -332,7 +332,7 @@ def jury_report_command(
     gold, and majority, Wawa, Dawid-Skene and the gold-weighted rule scored under k-fold
     cross-validation over the gold (never on the gold they were fitted on): does the jury beat
     its best member?"""
-    from pooling.judging.jury_report import jury_report
+    from pooling.judges.jury_report import jury_report
     from pooling.store import Store
 
     if format not in ("table", "json"):

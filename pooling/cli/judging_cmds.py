@@ -337,7 +337,7 @@ def qrels_derive(
 
     mapping = _grade_map(judge_grades) if judge_grades else None
     if jurors is not None:
-        from pooling.judging.juries import derive_jury_qrels
+        from pooling.judges.juries import derive_jury_qrels
 
         if round is None or judge is not None:
             raise StoreError("--jurors aggregates a jury's labels in one round: give --round, "

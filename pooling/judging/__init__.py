@@ -1,8 +1,8 @@
 """Judging: rounds (pools and their queues), assessors and assignments, judgments as an
 append-only history, and the rules that make qrels versions from them.
 
-Every rule of a judgment lives here, once, and the CLI, the batches, automatic judges and
-the web pages (`pooling.web`, which keeps pages, sessions, caching and group commits) ask it:
+Every rule of a judgment lives here, once, and the CLI, the batches, automatic judges
+(`pooling.judges`, the floor above) and the web pages (`pooling.web`, which keeps pages, sessions, caching and group commits) ask it:
 who may judge what (`assignments`), whether a judgment is valid (`validation`), what to judge
 next (`queue`: static and adaptive rounds behind one interface), storing and undoing
 (`judgments`: the one insert).
@@ -10,7 +10,6 @@ next (`queue`: static and adaptive rounds behind one interface), storing and und
 Layers, each importing only those before it (so there is no import cycle):
 `history` (a judgment, current grades) → `rounds` (strategies' queues) → `assignments`
 (who may judge what) and `validation` (is it valid) → `queue` (what is next) and `judgments`
-(recording, undo) → `assessors` (people), `batches` (offline CSV/JSONL), `judges`
-(automatic judges) and `rules` (qrels). Below them all, `backends` (automatic judges: pairs
-with their texts in, verdicts out) imports none of them and never touches the store.
+(recording, undo) → `assessors` (people), `batches` (offline CSV/JSONL) and `rules`
+(qrels).
 """

@@ -31,8 +31,8 @@ from pooling.agreement.label_agreement import (
 from pooling.agreement.sources import judge_labels, people_labels
 from pooling.cli.app import app
 from pooling.errors import StoreError
+from pooling.judges.model_judges import add_judge, judge_pairs, round_pairs
 from pooling.judging.assessors import add_assessor
-from pooling.judging.judges import add_judge, judge_pairs, round_pairs
 from pooling.judging.judgments import Judgment, append_judgments
 from pooling.judging.rounds import create_round
 from pooling.judging.rules import derive_qrels

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from pooling.errors import PoolingError, StoreError
+from pooling.judges.model_judges import add_judge, judge_round
 from pooling.judging.assessors import add_assessor, assign
-from pooling.judging.judges import add_judge, judge_round
 from pooling.judging.judgments import Judgment, record
 from pooling.judging.rounds import create_round, get_round, pool_table, topic_rankings
 from pooling.judging.rules import round_agreement

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from pooling.judging.backends import (
+from pooling.judges.backends import (
     BACKENDS,
     DEFAULT_PROMPT,
     PLACEHOLDERS,

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from pooling.errors import PoolingError, StoreError
+from pooling.judges.model_judges import add_judge, get_judge, judge_pairs, list_judges, round_pairs
 from pooling.judging.assessors import add_assessor, assign
-from pooling.judging.judges import add_judge, get_judge, judge_pairs, list_judges, round_pairs
 from pooling.judging.judgments import Judgment, record
 from pooling.judging.rounds import create_round
 from pooling.judging.rules import derive_grades, derive_qrels

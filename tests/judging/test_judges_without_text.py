@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pooling.errors import PoolingError
-from pooling.judging.judges import add_judge, judge_round
+from pooling.judges.model_judges import add_judge, judge_round
 from pooling.judging.rounds import create_round
 from pooling.store import Store
 

@@ -18,18 +18,18 @@ from pathlib import Path
 import pytest
 
 from pooling.errors import StoreError
-from pooling.judging.assessors import add_assessor, assign
-from pooling.judging.judge_usage import judge_usage, set_price
-from pooling.judging.judges import add_judge, get_judge, judge_pairs, list_judges, round_pairs
-from pooling.judging.judgments import Judgment, append_judgments, record
-from pooling.judging.juries import (
+from pooling.judges.juries import (
     derive_jury_qrels,
     judge_jury,
     jury_labels,
     round_jurors,
     sample_jurors,
 )
-from pooling.judging.jury_report import jury_report
+from pooling.judges.jury_report import jury_report
+from pooling.judges.model_judges import add_judge, get_judge, judge_pairs, list_judges, round_pairs
+from pooling.judges.usage import judge_usage, set_price
+from pooling.judging.assessors import add_assessor, assign
+from pooling.judging.judgments import Judgment, append_judgments, record
 from pooling.judging.rounds import create_round
 from pooling.store import Store
 

@@ -16,7 +16,7 @@ def imports_of(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pooling.judging."):
-            found.add(node.module.split(".")[2])  # pooling.judging.backends.base: backends
+            found.add(node.module.split(".")[2])  # pooling.judges.backends.base: backends
     return found
 
 
@@ -51,16 +51,17 @@ def pooling_imports_of(path: Path) -> set[str]:
 
 
 def test_the_judge_backends_sit_at_the_bottom_and_never_touch_the_store():
-    """Backends import nothing from the rest of pooling.judging nor from pooling.store, so any
-    judging module may use them and they can run without a store."""
-    backends = PACKAGE / "backends"
+    """Backends import nothing from the rest of pooling.judges, nor from pooling.judging or
+    pooling.store, so any judge may use them and they can run without a store."""
+    backends = PACKAGE.parent / "judges" / "backends"
     modules = sorted(backends.glob("*.py"))
     assert {p.stem for p in modules} >= {"base", "prompt", "openai_chat", "command", "learned",
                                          "registry"}
     for path in modules:
         for module in pooling_imports_of(path):
-            inside = module.startswith("pooling.judging.backends")
-            assert inside or not module.startswith(("pooling.judging", "pooling.store")), (
+            inside = module.startswith("pooling.judges.backends")
+            assert inside or not module.startswith(
+                ("pooling.judges", "pooling.judging", "pooling.store")), (
                 f"backends/{path.name} imports {module}")
             assert module != "pooling", f"backends/{path.name} imports the whole package"
 
@@ -79,10 +80,10 @@ def sources(root: Path) -> dict[str, str]:
     return {str(p.relative_to(POOLING)): p.read_text() for p in sorted(root.rglob("*.py"))}
 
 
-def test_judging_never_imports_web():
-    for path in sorted(PACKAGE.rglob("*.py")):
+def test_judging_and_the_judges_never_import_web():
+    for path in sorted([*PACKAGE.rglob("*.py"), *(PACKAGE.parent / "judges").rglob("*.py")]):
         web = [m for m in pooling_imports_of(path) if m == "pooling.web" or m.startswith("pooling.web.")]
-        assert not web, f"judging/{path.relative_to(PACKAGE)} imports {', '.join(web)}"
+        assert not web, f"{path.relative_to(PACKAGE.parent)} imports {', '.join(web)}"
 
 
 def test_exactly_one_module_holds_sql_that_inserts_into_judgments():

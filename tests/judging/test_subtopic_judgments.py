@@ -270,7 +270,7 @@ def test_a_judge_is_asked_per_subtopic_with_its_text_and_its_calls_say_which(sto
     import shlex
     import sys
 
-    from pooling.judging.judges import add_judge, judge_pairs, judge_round
+    from pooling.judges.model_judges import add_judge, judge_pairs, judge_round
     program = tmp_path / "subtopic_judge.py"
     program.write_text(SUBTOPIC_JUDGE)
     add_judge(store, "prog", "command", {"command": shlex.join([sys.executable, str(program)])})
@@ -354,7 +354,7 @@ def test_a_judges_subtopic_grades_derive_qrels_alone_or_under_the_peoples(store,
     import shlex
     import sys
 
-    from pooling.judging.judges import add_judge, judge_round
+    from pooling.judges.model_judges import add_judge, judge_round
     from pooling.judging.rules import derive_qrels
     from pooling.store.qrels import subtopic_qrels_table
     program = tmp_path / "echo_judge.py"

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from pooling.evaluation import evaluate, format_trec_runs
+from pooling.judges.model_judges import add_judge, judge_pairs, round_pairs
 from pooling.judging.assessors import add_assessor, assign
-from pooling.judging.judges import add_judge, judge_pairs, round_pairs
 from pooling.judging.judgments import Judgment, record
 from pooling.judging.rounds import create_round
 from pooling.store import Store

@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pooling.cli.app import app
+from pooling.judges.model_judges import add_judge
 from pooling.judging.assessors import add_assessor, assign
-from pooling.judging.judges import add_judge
 from pooling.judging.judgments import Judgment, append_judgments, record
 from pooling.judging.queue import next_document
 from pooling.judging.rounds import create_round, get_round, pool_table

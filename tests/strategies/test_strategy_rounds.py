@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from pooling.cli import app
 from pooling.errors import StoreError
+from pooling.judges.model_judges import add_judge, judge_pairs
 from pooling.judging.assessors import add_assessor, assign
 from pooling.judging.history import Judgment
-from pooling.judging.judges import add_judge, judge_pairs
 from pooling.judging.judgments import append_judgments, record
 from pooling.judging.queue import next_document
 from pooling.judging.rounds import create_round, get_round, pool_table

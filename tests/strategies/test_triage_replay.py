@@ -185,8 +185,8 @@ def test_the_command_replays_judges_files_against_a_truth_file(tmp_path):
 
 
 def test_the_command_replays_judges_of_a_store_on_their_declared_scales(tmp_path):
+    from pooling.judges.model_judges import add_judge
     from pooling.judging.history import Judgment
-    from pooling.judging.judges import add_judge
     from pooling.judging.judgments import append_judgments
     from pooling.store import Store
 

@@ -33,10 +33,10 @@ import pyarrow as pa
 
 from pooling.errors import FormatError, Problem, StoreError
 from pooling.formats.source import check_file
+from pooling.judges.backends import BACKENDS, DEFAULT_PROMPT, FAILED, OK, Pair, Verdict, backend
+from pooling.judges.backends.base import checked_params, needs_of
+from pooling.judges.backends.prompt import check_template, prompt_sha256
 from pooling.judging.assessors import slug
-from pooling.judging.backends import BACKENDS, DEFAULT_PROMPT, FAILED, OK, Pair, Verdict, backend
-from pooling.judging.backends.base import checked_params, needs_of
-from pooling.judging.backends.prompt import check_template, prompt_sha256
 from pooling.judging.history import Judgment, effective_judgments, find_judge
 from pooling.judging.judgments import append_judgments
 from pooling.judging.queue import AdaptiveQueue, ListQueue, PairQueue, judged_by, round_queue
@@ -112,14 +112,14 @@ SAMPLE_KEYS = ("jury_sample", "jury_of")  # a sample juror's stored params: its 
 def stored_judge(judge_id: str, backend_name: str, model: str | None, prompt: str | None,
                  sha: str | None, params: dict[str, Any]) -> Judge:
     """A judge from its stored row: a sample juror's number and judge are kept apart from the
-    backend's parameters (`pooling.judging.juries`)."""
+    backend's parameters (`pooling.judges.juries`)."""
     backend_params = {k: v for k, v in params.items() if k not in SAMPLE_KEYS}
     return Judge(judge_id, backend_name, model, prompt, sha, backend_params,
                  params.get("jury_sample"), params.get("jury_of"))
 
 
 def add_sample_juror(store: Store, judge: Judge, sample: int) -> Judge:
-    """Sample `sample` (2, 3, ...) of a judge as a juror of its own (`pooling.judging.juries`):
+    """Sample `sample` (2, 3, ...) of a judge as a juror of its own (`pooling.judges.juries`):
     an assessor of kind model with the judge's backend, model, prompt and parameters, id
     `JUDGE-sample-N`; stored once, found again after."""
     juror_id = f"{judge.judge_id}-sample-{sample}"
@@ -382,7 +382,7 @@ class _Job:
                 self._store(chunk, chunk)
             asked = [pair for pair in asked if pair.doc_text or pair.doc_title]
         if asked and self.engine != "local":
-            from pooling.judging.distributed import judge_on_ray
+            from pooling.judges.distributed import judge_on_ray
 
             name, options = _backend_options(store, judge, self.queue.query_ids, self.overrides)
             for verdicts in judge_on_ray(name, options, asked, self.batch,

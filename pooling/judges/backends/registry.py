@@ -6,11 +6,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from pooling.judging.backends.base import Backend, BackendSpec, JudgeError
-from pooling.judging.backends.command import CommandBackend
-from pooling.judging.backends.learned import LearnedBackend
-from pooling.judging.backends.openai_chat import OpenAIChatBackend
-from pooling.judging.backends.prompt import DEFAULT_MAX_GRADE
+from pooling.judges.backends.base import Backend, BackendSpec, JudgeError
+from pooling.judges.backends.command import CommandBackend
+from pooling.judges.backends.learned import LearnedBackend
+from pooling.judges.backends.openai_chat import OpenAIChatBackend
+from pooling.judges.backends.prompt import DEFAULT_MAX_GRADE
 from pooling.strategies.params import Param
 
 

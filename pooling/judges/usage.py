@@ -1,5 +1,5 @@
 """What automatic judges' calls used and cost: per juror (a judge, or one of its samples; see
-`pooling.judging.juries`) the calls made, failures, prompt and completion tokens and seconds
+`pooling.judges.juries`) the calls made, failures, prompt and completion tokens and seconds
 from `judge_calls`, and the cost at the judge's price per million prompt and completion tokens
 (`judge_prices`, append-only: the latest price holds; a judge's samples cost what it does).
 Answers taken from the cache are not calls: they cost nothing and are not counted.
@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from pooling.errors import StoreError
-from pooling.judging.judges import get_judge, list_judges
+from pooling.judges.model_judges import get_judge, list_judges
 from pooling.judging.rounds import get_round
 from pooling.store.core import Store, utcnow
 

@@ -1,6 +1,6 @@
 """Juries of model judges: several judges, or one judge asked several times (samples), each
 judging every pair, and their labels aggregated into qrels. What their calls cost is
-`pooling.judging.judge_usage`; whether the jury beats its best member, `jury_report`.
+`pooling.judges.usage`; whether the jury beats its best member, `jury_report`.
 
 A juror is one judge, or one sample of a judge. Sample 1 is the judge itself; samples 2, 3,
 ... are jurors of their own (`JUDGE-sample-N`, an assessor of kind model with the judge's
@@ -30,8 +30,7 @@ import pyarrow as pa
 from pooling.agreement.aggregation import aggregate
 from pooling.agreement.errors import AgreementError
 from pooling.errors import StoreError
-from pooling.judging.history import judge_current
-from pooling.judging.judges import (
+from pooling.judges.model_judges import (
     BATCH,
     Judge,
     JudgeReport,
@@ -41,6 +40,7 @@ from pooling.judging.judges import (
     judge_round,
     list_judges,
 )
+from pooling.judging.history import judge_current
 from pooling.judging.model_rules import (
     gold_grades,
     model_params,

@@ -1,4 +1,4 @@
-"""The jury report: how a round's jurors (`pooling.judging.juries`) agree with one another,
+"""The jury report: how a round's jurors (`pooling.judges.juries`) agree with one another,
 each against the round's people and against gold, and how the aggregation rules over the jury
 score under k-fold cross-validation over the gold (each gold pair labelled by a model seeded
 with the other folds' gold only): does the jury beat its best member?
@@ -21,7 +21,7 @@ from pooling.agreement.alpha import alpha_from_counts
 from pooling.agreement.errors import AgreementError
 from pooling.agreement.kappa import contingency, kappa_from_confusion
 from pooling.errors import StoreError
-from pooling.judging.juries import JURY_RULES, jury_labels, round_jurors
+from pooling.judges.juries import JURY_RULES, jury_labels, round_jurors
 from pooling.judging.model_rules import crowd_labels, gold_grades
 from pooling.store.core import Store
 
