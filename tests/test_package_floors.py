@@ -28,7 +28,7 @@ FLOORS: list[list[str]] = [
     ["store"],  # the DuckDB test collection
     # Model judges' backends: pairs with their texts in, verdicts out, no store (the core
     # reads a backend's declared scale).
-    ["judges.backends"],
+    ["judge_backends"],
     ["judging"],  # rounds, assessors, judgments: the judging core
     ["judges"],  # model judges and juries, built on the core
     # Agreement and triage read from a store: the label sets of stored judges, people, qrels.

@@ -108,7 +108,7 @@ def declared_max_grade(store: Store, judge_id: str, params: Mapping[str, Any]) -
         return 1
     # Here, not at the top: rounds import this module, and the backends package is needed
     # only to read a backend's declared default.
-    from pooling.judges.backends.registry import BACKENDS
+    from pooling.judge_backends.registry import BACKENDS
 
     spec = BACKENDS.get(backend or "")
     default = next((p.default for p in spec.params if p.name == "max_grade"), None) if spec else None

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from pooling.judges.backends import (
+from pooling.judge_backends import (
     BACKENDS,
     DEFAULT_PROMPT,
     PLACEHOLDERS,

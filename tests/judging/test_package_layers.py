@@ -16,7 +16,7 @@ def imports_of(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pooling.judging."):
-            found.add(node.module.split(".")[2])  # pooling.judges.backends.base: backends
+            found.add(node.module.split(".")[2])  # pooling.judge_backends.base: backends
     return found
 
 
@@ -51,15 +51,15 @@ def pooling_imports_of(path: Path) -> set[str]:
 
 
 def test_the_judge_backends_sit_at_the_bottom_and_never_touch_the_store():
-    """Backends import nothing from the rest of pooling.judges, nor from pooling.judging or
-    pooling.store, so any judge may use them and they can run without a store."""
-    backends = PACKAGE.parent / "judges" / "backends"
+    """Backends import nothing from pooling.judges, pooling.judging or pooling.store, so any
+    judge may use them and they can run without a store."""
+    backends = PACKAGE.parent / "judge_backends"
     modules = sorted(backends.glob("*.py"))
     assert {p.stem for p in modules} >= {"base", "prompt", "openai_chat", "command", "learned",
                                          "registry"}
     for path in modules:
         for module in pooling_imports_of(path):
-            inside = module.startswith("pooling.judges.backends")
+            inside = module.startswith("pooling.judge_backends")
             assert inside or not module.startswith(
                 ("pooling.judges", "pooling.judging", "pooling.store")), (
                 f"backends/{path.name} imports {module}")
