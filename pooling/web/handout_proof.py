@@ -3,8 +3,9 @@
 A worker of a crowd round may answer only a document handed to them
 (`pooling.judging.crowd_queue.may_answer`), and the judging server records every handout in
 the store (`pooling.judging.handouts`) so that claims and that right survive a restart. The
-record is written in the writer's next group commit, in the background: a page is shown as
-soon as its document is claimed in memory, and never waits for a commit. What a page shows
+record is written in the background (`pooling.web.live.JudgmentWriter`: once no judgment
+waits, within `HANDOUT_SECONDS` under load): a page is shown as soon as its document is
+claimed in memory, and never waits for a commit. What a page shows
 carries a token signed with a key of the server's over (round, worker, topic, document); the
 page and the JSON API's `next` hand it out, and an answer that brings it back proves the
 handout by itself, even when the server was killed before the record was stored. The key is
@@ -21,6 +22,8 @@ import hmac
 import json
 import secrets
 
+from pooling.web.sessions import same_token
+
 
 class HandoutProof:
     """Issues and checks handout tokens with one key (module doc)."""
@@ -28,20 +31,18 @@ class HandoutProof:
     PURPOSE = b"pooling: a crowd round's handout"
 
     def __init__(self, key: bytes | None = None):
-        """key: the server's secret (`SessionSigner.derived_key`); None, a random one, so the
-        tokens hold for this process only."""
+        """key: a key of this purpose's own (`SessionSigner.derived_key(PURPOSE)`); None, a
+        random one, so the tokens hold for this process only."""
         self._key = key if key is not None else secrets.token_bytes(32)
 
     def token(self, round_id: str, assessor_id: str, query_id: str, doc_id: str) -> str:
         """The token a page handing `doc_id` to `assessor_id` carries."""
         message = json.dumps([round_id, assessor_id, query_id, doc_id]).encode()
-        digest = hmac.new(self._key, self.PURPOSE + b"\0" + message, hashlib.sha256).digest()
+        digest = hmac.new(self._key, message, hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
     def proves(self, token: object, round_id: str, assessor_id: str, query_id: str,
                doc_id: str) -> bool:
         """Whether `token` (as sent: anything) is the one issued for this handout."""
-        if not isinstance(token, str) or not token or len(token) > 100:
-            return False
-        expected = self.token(round_id, assessor_id, query_id, doc_id)
-        return hmac.compare_digest(expected.encode(), token.encode("utf-8", "surrogatepass"))
+        return isinstance(token, str) and len(token) <= 100 and same_token(
+            self.token(round_id, assessor_id, query_id, doc_id), token)
