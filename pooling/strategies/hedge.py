@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from pooling.strategies.base import Param, Selector, Strategy, TopicRuns, register
-from pooling.strategies.indexed import IndexedSelector, TopicIndex
+from pooling.strategies.indexed import IndexedSelector, TopicIndex, first_best
 
 
 def ap_prior(ranks: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -47,7 +47,7 @@ class HedgeSelector(IndexedSelector):
             return None
         value = self.weights @ self.prior
         value[~self.open] = -np.inf
-        return int(np.argmax(value))  # ties: the earlier doc in round-robin order
+        return first_best(value)
 
     def _observe(self, doc: int, grade: int) -> None:
         self.open[doc] = False

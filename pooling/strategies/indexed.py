@@ -14,6 +14,19 @@ from pooling.strategies.base import TopicRuns
 UNJUDGED = -(2**31)
 
 
+# Two documents whose values differ by less than this share of the larger are tied: a value
+# summed over the runs by a matrix product is rounded in an order the BLAS library chooses,
+# so an exact tie (two runs ranking two documents alike) may come out a last bit apart.
+TIE = 1e-12
+
+
+def first_best(value: np.ndarray) -> int:
+    """The index of the highest value, ties (within `TIE` of it) going to the earliest index:
+    the earlier document in round-robin order, whichever BLAS summed the values."""
+    best = float(value.max())
+    return int(np.flatnonzero(value >= best - TIE * abs(best))[0])
+
+
 class TopicIndex:
     """One topic's candidates as integers.
 

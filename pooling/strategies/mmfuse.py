@@ -25,7 +25,7 @@ import numpy as np
 
 from pooling.strategies.base import Param, Selector, Strategy, StrategyError, TopicRuns, register
 from pooling.strategies.hedge import prior_matrix
-from pooling.strategies.indexed import IndexedSelector
+from pooling.strategies.indexed import IndexedSelector, first_best
 
 
 class MMFuseSelector(IndexedSelector):
@@ -57,7 +57,7 @@ class MMFuseSelector(IndexedSelector):
             return None
         value = self.quality() ** self.power @ self.fusion
         value[~self.open] = -np.inf
-        return int(np.argmax(value))  # ties: the earlier doc in round-robin order
+        return first_best(value)
 
     def _observe(self, doc: int, grade: int) -> None:
         if not self.open[doc]:  # a document judged again teaches the runs nothing new

@@ -37,12 +37,12 @@ def program(*args: str) -> str:
 
 def about(query_id: str, i: int) -> bool:
     """Whether document i of a topic is about it (what the word judge grades 1): the last
-    third, which run A ranks last and run B first."""
+    third, which run A ranks first and run B last."""
     return i >= DOCS - DOCS // 3
 
 
 def build(tmp_path: Path, strategy: str = "mixfuse", **round_options) -> Path:
-    """Two topics of DOCS documents each; run A ranks them d00 first, run B d11 first; round
+    """Two topics of DOCS documents each; run A ranks them d11 first, run B d00 first; round
     `live` pools both with an adaptive strategy (the default, mixfuse), and judge `words`
     grades by the topic's words."""
     path = tmp_path / "c.duckdb"
@@ -51,8 +51,8 @@ def build(tmp_path: Path, strategy: str = "mixfuse", **round_options) -> Path:
     for q, title in TOPICS.items():
         for i in range(DOCS):
             d = f"q{q}d{i:02d}"
-            runs["a"].append(f"{q} Q0 {d} {i + 1} {100 - i} A\n")
-            runs["b"].append(f"{q} Q0 {d} {DOCS - i} {100 - DOCS + i} B\n")
+            runs["b"].append(f"{q} Q0 {d} {i + 1} {100 - i} B\n")
+            runs["a"].append(f"{q} Q0 {d} {DOCS - i} {100 - DOCS + i} A\n")
             text = f"a page on {title}" if about(q, i) else "a page on something else"
             docs.append({"doc_id": d, "title": f"doc {d}", "text": text})
     for name, lines in runs.items():
@@ -109,10 +109,10 @@ def test_each_next_document_is_chosen_after_the_grade_of_the_one_before(tmp_path
             assert order == replayed(s, q, word_grade)[:6]
             # The grades steered it: blind (every grade 0) it would have chosen otherwise.
             assert order != replayed(s, q, lambda d: 0)[:6]
-        # Run B's top documents are about the topic, so it stays on run B; blind, it takes
+        # Run A's top documents are about the topic, so it stays on run A; blind, it takes
         # turns between the runs.
         assert chosen(s, "1") == ["q1d11", "q1d10", "q1d09", "q1d08", "q1d07", "q1d06"]
-        assert replayed(s, "1", lambda d: 0)[:3] == ["q1d11", "q1d00", "q1d01"]
+        assert replayed(s, "1", lambda d: 0)[:3] == ["q1d11", "q1d00", "q1d10"]
         grades = dict(s.con.execute("SELECT doc_id, grade FROM judgments "
                                     "WHERE assessor_id = 'words' AND round_id = 'live'").fetchall())
         assert grades == {d: word_grade(d) for q in TOPICS for d in chosen(s, q)}

@@ -87,11 +87,12 @@ def test_a_cal_round_learns_from_the_judgments_and_honours_budget_floor_and_stop
         create_round(s, "stop", "cal", stop_after=2, grades=(0, 1))
         assign(s, "stop", ["ann"])
         stopped = judge_all(s, "stop", "2")
-        # the cold start (mixfuse) takes run B's top, relevant, then stays with B; once both
-        # classes are judged the three other relevant ones come, then two non-relevant in a
-        # row end the topic
-        assert stopped[:2] == ["q2d11", "q2d10"]
-        assert [truth(d) for d in stopped] == [1, 0, 1, 1, 1, 0, 0]
+        # the cold start (mixfuse) takes run A's top, not relevant (the two runs' tops tie,
+        # and a tie goes to the earlier run), then run B's top, relevant; once both classes
+        # are judged the three other relevant ones come, then two non-relevant in a row end
+        # the topic
+        assert stopped[:2] == ["q2d00", "q2d11"]
+        assert [truth(d) for d in stopped] == [0, 1, 1, 1, 1, 0, 0]
 
 
 def test_a_cal_round_honours_the_total_budget_and_excludes_pairs_judged_before(tmp_path):
