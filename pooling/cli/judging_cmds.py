@@ -97,8 +97,8 @@ def pool(
     by = f", triaging judge(s) {judges}" if judges else ""
     over = (f"{len(r.pooled_runs)} runs (by {r.order}) and" if r.pooled_runs else
             "its judges' pairs in")  # triage needs no runs
-    on = (f", graded on {sum(len(v) for v in r.subtopics.values()):,} subtopics"
-          if r.subtopics else "")
+    on = (f", graded on {sum(len(v) for v in (r.parts or {}).values()):,} subtopics"
+          if r.parts else "")
     crowd = ""
     if r.crowd:
         crowd = f"; a crowd round: {r.redundancy} answer(s) per pair"
@@ -666,7 +666,7 @@ def _round_agreement(store: Path, round: str, threshold: int, format: str,
               f"{report.alpha_nominal:.3f}, ordinal {report.alpha_ordinal:.3f} · overlap "
               f"{report.overlap:.3f}", highlight=False)
     with Store(store, read_only=True) as s:
-        if get_round(s, round).subtopics is None:
+        if not get_round(s, round).item.has_parts:
             return
         per_subtopic = subtopic_agreement(s, round, threshold=threshold, topics=topics)
     out.print(f"round {round} per subtopic (the table above is on documents, each graded by "

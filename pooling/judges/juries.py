@@ -132,7 +132,7 @@ def _round_gold_pairs(store: Store, round_id: str) -> list[tuple[str, str]]:
     """A crowd round's gold pairs (`pooling.judging.rounds.gold_pairs`: never in its pool):
     the judging of the round's queue does not reach them."""
     rnd = get_round(store, round_id)
-    if rnd.adaptive or rnd.subtopics is not None:
+    if rnd.adaptive or rnd.item.has_parts:
         return []
     return [(q, d) for q, docs in gold_pairs(store, rnd).items() for d in docs]
 
@@ -212,7 +212,7 @@ def derive_jury_qrels(store: Store, rule: str, name: str, *, round_id: str,
     if tie not in ("lower", "higher"):
         raise StoreError("tie must be 'lower' or 'higher'")
     rnd = get_round(store, round_id)
-    if rnd.subtopics is not None or is_sampled_round(store, round_id):
+    if rnd.item.has_parts or is_sampled_round(store, round_id):
         raise StoreError(f"round {round_id!r} is a subtopic or sampled round: a jury's labels "
                          "aggregate on a plain static round; derive this one with --judge "
                          "(human-first or judge-only)")

@@ -254,7 +254,7 @@ def judge_pairs(
     sends the batches to judge actors on a Ray cluster; this process alone writes the store.
     """
     judge = get_judge(store, judge_name)
-    if round_id is not None and get_round(store, round_id).subtopics is not None:
+    if round_id is not None and get_round(store, round_id).item.has_parts:
         raise StoreError(f"round {round_id!r} judges subtopics: a judge grades each of its "
                          f"documents on each subtopic with `pooling judge --round {round_id}` "
                          "(without a list of pairs)")
@@ -281,7 +281,7 @@ def judge_round(
     budget, or `limit` judgments now. Other arguments as for `judge_pairs`."""
     judge = get_judge(store, judge_name)
     rnd = get_round(store, round_id)
-    if rnd.subtopics is not None:
+    if rnd.item.has_parts:
         return judge_subtopics(store, judge, rnd, limit=limit, overrides=overrides,
                                progress=progress, batch=batch, engine=engine)
     if rnd.adaptive and engine != "local":
@@ -463,9 +463,9 @@ def _cached_answers(store: Store, judge: Judge, keys: list[tuple], *,
     sample juror reads its own sample's answers only (sample 1 is the judge's own)."""
     wanted = set(keys)
     rows = store.con.execute(
-        "SELECT query_id, doc_id, subtopic, grade, probability, answer FROM judge_calls "
+        "SELECT query_id, doc_id, part, grade, probability, answer FROM judge_calls "
         "WHERE model IS NOT DISTINCT FROM ? AND prompt_sha256 IS NOT DISTINCT FROM ? "
-        "AND status = 'ok' AND grade IS NOT NULL AND (subtopic IS NOT NULL) = ? "
+        "AND status = 'ok' AND grade IS NOT NULL AND (part IS NOT NULL) = ? "
         "AND coalesce(sample, 1) = ? ORDER BY called_at",
         [judge.model, judge.prompt_sha256, subtopics, judge.sample or 1]).fetchall()
     out = {}
@@ -580,9 +580,9 @@ def judge_subtopics(store: Store, judge: Judge, rnd: Round, *, limit: int | None
     progress = progress or NoProgress()
     report = JudgeReport(judge.judge_id, round=rnd)
     done = {tuple(r) for r in store.con.execute(
-        "SELECT query_id, doc_id, subtopic FROM judgments WHERE assessor_id = ? AND kind = 'judge' "
+        "SELECT query_id, doc_id, part FROM judgments WHERE assessor_id = ? AND kind = 'judge' "
         "AND round_id = ?", [judge.judge_id, rnd.round_id]).fetchall()}
-    items = [(q, d, s) for q, d in round_pairs(store, rnd.round_id) for s in rnd.subtopics_of(q)]
+    items = [(q, d, s) for q, d in round_pairs(store, rnd.round_id) for s in rnd.parts_of(q)]
     todo = [i for i in items if i not in done]
     report.pairs, report.already = len(items), len(items) - len(todo)
     todo = todo if limit is None else todo[:max(limit, 0)]
@@ -632,7 +632,7 @@ def _subtopic_pairs(store: Store, rnd: Round, items: list[Item]) -> dict[Item, P
     """Each item as the pair a judge grades: the topic's title as the query, the subtopic's
     text as the description, no narrative, and the document's texts."""
     texts = _pairs_with_texts(store, list(dict.fromkeys(item[:2] for item in items)))
-    subtopics = {(q, n): t for q, subs in (rnd.subtopics or {}).items() for n, t in subs}
+    subtopics = {(q, n): t for q, subs in (rnd.parts or {}).items() for n, t in subs}
     out = {}
     for q, d, s in items:
         pair = texts[(q, d)]
@@ -652,7 +652,7 @@ def _store_subtopic_batch(store: Store, judge: Judge, round_id: str, items: list
             con.executemany(
                 "INSERT INTO judge_calls (judge_id, model, prompt_sha256, query_id, doc_id, status, "
                 "grade, probability, answer, error, prompt_tokens, completion_tokens, seconds, "
-                "called_at, subtopic, sample, round_id) "
+                "called_at, part, sample, round_id) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [[judge.judge_id, judge.model, judge.prompt_sha256, q, d, v.status, v.grade,
                   v.probability, v.answer, v.error, v.prompt_tokens, v.completion_tokens,
@@ -672,6 +672,6 @@ def _store_subtopic_batch(store: Store, judge: Judge, round_id: str, items: list
                                   probability=v.probability, rationale=v.answer,
                                   submission_id=subtopic_submission_id(judge.judge_id, round_id,
                                                                        item),
-                                  subtopic=item[2]))
+                                  part=item[2]))
     stored, _ = append_judgments(store, judgments)
     report.judged += stored

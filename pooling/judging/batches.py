@@ -51,7 +51,7 @@ from pooling.judging.validation import (
     unjudgeable_refused,
     unjudgeable_sent,
     unstorable_text,
-    wrong_subtopic,
+    wrong_part,
 )
 from pooling.store.core import Store
 
@@ -103,12 +103,12 @@ def export_batch(store: Store, round_id: str, assessor_id: str, path: str | Path
         store, round_id, assessor_id)
     done = effective_judgments(store, round_id, assessor_id=assessor_id, answers=True)
     mine = set(zip(done["query_id"].to_pylist(), done["doc_id"].to_pylist(), strict=True))
-    if rnd.subtopics is not None:  # a document is done when every subtopic has a grade
-        per = effective_judgments(store, round_id, assessor_id=assessor_id, per_subtopic=True)
-        graded = set(zip(*(per[c].to_pylist() for c in ("query_id", "doc_id", "subtopic")),
+    if rnd.item.has_parts:  # a document is done when every subtopic has a grade
+        per = effective_judgments(store, round_id, assessor_id=assessor_id, per_part=True)
+        graded = set(zip(*(per[c].to_pylist() for c in ("query_id", "doc_id", "part")),
                          strict=True))
         mine = {(q, d) for q, d in mine
-                if all((q, d, s) in graded for s in rnd.subtopics_of(q))}
+                if all((q, d, s) in graded for s in rnd.parts_of(q))}
     keep = [(q, d) not in mine for q, d in zip(items["query_id"].to_pylist(),
                                                items["doc_id"].to_pylist(), strict=True)]
     todo = items.select(["query_id", "doc_id", "position"]).filter(pa.array(keep, pa.bool_()))
@@ -122,11 +122,11 @@ def export_batch(store: Store, round_id: str, assessor_id: str, path: str | Path
     rows = [{"round_id": rnd.round_id, **dict(zip(names, r, strict=True)), "grade": None, "note": None}
             for r in found]
     columns = BATCH_COLUMNS
-    if rnd.subtopics is not None:
+    if rnd.item.has_parts:
         columns = SUBTOPIC_BATCH_COLUMNS
         rows = [{c: (n if c == "subtopic" else t if c == "subtopic_text" else row.get(c))
                  for c in columns}
-                for row in rows for n, t in rnd.subtopics.get(row["query_id"], [])]
+                for row in rows for n, t in rnd.parts.get(row["query_id"], [])]
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8", newline="") as fh:
@@ -211,8 +211,8 @@ def read_batch(path: str | Path, rnd: Round, assessor_id: str) -> BatchRows:
         # A plain round's ids are as they always were; a subtopic row's names its subtopic.
         sid = hashlib.sha256(json.dumps(content if sub is None else [*content, sub]).encode())
         j = Judgment(rnd.round_id, assessor_id, q, d, grade, kind=kind, note=note,
-                     submission_id=f"batch-{sid.hexdigest()[:32]}", subtopic=sub)
-        why = unstorable_text(j) or wrong_subtopic(rnd, q, sub)
+                     submission_id=f"batch-{sid.hexdigest()[:32]}", part=sub)
+        why = unstorable_text(j) or wrong_part(rnd, q, sub)
         if why:
             out.problems.append(Problem(source, line, why))
             continue

@@ -40,14 +40,14 @@ ANSWERS_SCHEMA = pa.schema([("assessor_id", pa.string()), ("query_id", pa.string
 # Each worker's judgments in the round: assessors' (organisers' adjudications and automatic
 # judges' grades are left out, as the aggregation rules leave them out).
 _WORKERS_JUDGMENTS = f"""
-    SELECT assessor_id, query_id, doc_id, subtopic, kind, grade, seconds, seq
+    SELECT assessor_id, query_id, doc_id, part, kind, grade, seconds, seq
     FROM judgments
     WHERE round_id = ?
       AND assessor_id NOT IN ({NOT_COUNTED_TOWARD_K})"""
 # `ident` hashes what a replay groups by: a pair with one event needs no replay, and a
 # collision only sends two pairs through the replay, which groups by the values themselves.
 _TEXT = f"""
-    SELECT *, hash(assessor_id, query_id, doc_id, subtopic) AS ident
+    SELECT *, hash(assessor_id, query_id, doc_id, part) AS ident
     FROM ({_WORKERS_JUDGMENTS})"""
 # --sort: a key -> the figure it orders by.
 SORT_KEYS = {"worker": "assessor_id", "answers": "answers", "unjudgeable": "unjudgeable",
@@ -115,13 +115,13 @@ def round_answers(store: Store, round_id: str) -> pa.Table:
 
 def _current(every: pa.Table, pair_of: list[str]) -> pa.Table:
     """The current answer of each (worker, pair) from a round's judgments (columns `pair_of`,
-    subtopic, kind, grade, seconds, seq, ident): replayed (module), a subtopic round's pair
-    once by its highest grade."""
+    part, kind, grade, seconds, seq, ident): replayed (module), a pair judged on parts once
+    by its highest grade."""
     once = _judged_once(every)
     # A pair judged once needs no replay, so the common case stays in Arrow.
     grade_or_answer = pc.not_equal(every["kind"], "retract").to_numpy(zero_copy_only=False)
     singles = every.filter(pa.array(once & grade_or_answer)).drop_columns(["seq", "ident"])
-    ident = [*pair_of, "subtopic"]
+    ident = [*pair_of, "part"]
     events: dict[tuple, list[tuple[str, tuple]]] = {}
     for r in every.filter(pa.array(~once)).sort_by("seq").to_pylist():
         events.setdefault(tuple(r[c] for c in ident), []).append(
@@ -133,13 +133,13 @@ def _current(every: pa.Table, pair_of: list[str]) -> pa.Table:
     more = pa.table({n: [r[i] for r in replayed] for i, n in enumerate(names)},
                     schema=singles.select(names).schema)
     table = pa.concat_tables([singles.select(names), more])
-    if pc.any(pc.is_valid(table["subtopic"])).as_py():
+    if pc.any(pc.is_valid(table["part"])).as_py():
         table = _one_per_pair(table, pair_of)
     return table
 
 
 def _judged_once(table: pa.Table) -> np.ndarray:
-    """Which rows are the only event of their worker, pair and subtopic, told by the hash of
+    """Which rows are the only event of their worker, pair and part, told by the hash of
     the three (`ident`)."""
     ident = table["ident"].to_numpy()
     _, inverse, counts = np.unique(ident, return_inverse=True, return_counts=True)
@@ -147,8 +147,8 @@ def _judged_once(table: pa.Table) -> np.ndarray:
 
 
 def _one_per_pair(table: pa.Table, pair_of: list[str]) -> pa.Table:
-    """A subtopic round's answers, one per worker and pair: its highest grade (a grade before
-    any other answer), the seconds spent on all its subtopics."""
+    """A round's answers on parts, one per worker and pair: its highest grade (a grade before
+    any other answer), the seconds spent on all its parts."""
     grouped = table.group_by(pair_of, use_threads=False).aggregate(
         [("kind", "min"), ("grade", "max"), ("seconds", "sum")])  # "judge" sorts first
     return pa.table({**{c: grouped[c] for c in pair_of}, "kind": grouped["kind_min"],

@@ -144,7 +144,7 @@ def play_round(store: Store, round_id: str, truth: Mapping[Pair, int],
     if task_size < 1:
         raise StoreError(f"a task holds at least one pair, got {task_size}")
     rnd = get_round(store, round_id)
-    if rnd.subtopics:
+    if rnd.item.has_parts:
         raise StoreError(f"round {round_id!r} judges subtopics; a simulated crowd answers "
                          "plain rounds only")
     index = {g: i for i, g in enumerate(rnd.grades)}

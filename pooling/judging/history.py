@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import StoreError, SubmissionConflict
+from pooling.judging.item_types import item_type
 from pooling.store.core import Store
 
 KINDS = ("judge", "retract", "unjudgeable")
@@ -42,14 +43,14 @@ class Judgment:
     submission_id: str | None = None
     probability: float | None = None  # an automatic judge's P(relevant) or confidence
     rationale: str | None = None  # an automatic judge's raw answer
-    subtopic: str | None = None  # the topic's subtopic judged (None: the document as a whole)
+    part: str | None = None  # the part of the unit graded (a subtopic; None: the unit whole)
 
     def content(self) -> dict[str, Any]:
-        """What a retry must repeat to be one: round, topic, document, subtopic, kind, grade
-        and note."""
+        """What a retry must repeat to be one: round, topic, document, part, kind, grade and
+        note."""
         return {"round_id": self.round_id, "query_id": self.query_id, "doc_id": self.doc_id,
                 "kind": self.kind, "grade": self.grade if self.kind == "judge" else None,
-                "note": self.note, "subtopic": self.subtopic}
+                "note": self.note, "part": self.part}
 
     def same_as(self, stored: dict[str, Any]) -> bool:
         """Whether a stored row (by this assessor, with this submission id) says the same."""
@@ -72,10 +73,10 @@ def stored_submissions(con: Any, keys: list[tuple[str, str]]) -> dict[tuple[str,
         return {}
     found = con.execute(
         "SELECT assessor_id, submission_id, round_id, query_id, doc_id, kind, grade, note, "
-        "subtopic FROM judgments WHERE (assessor_id, submission_id) IN "
+        "part FROM judgments WHERE (assessor_id, submission_id) IN "
         "(SELECT UNNEST(?), UNNEST(?))",
         [[a for a, _ in keys], [s for _, s in keys]]).fetchall()
-    names = ("round_id", "query_id", "doc_id", "kind", "grade", "note", "subtopic")
+    names = ("round_id", "query_id", "doc_id", "kind", "grade", "note", "part")
     return {(row[0], row[1]): dict(zip(names, row[2:], strict=True)) for row in found}
 
 
@@ -111,19 +112,20 @@ def effective_judgments(
     query_id: str | None = None,
     assessor_id: str | None = None,
     people_only: bool = True,
-    per_subtopic: bool = False,
+    per_part: bool = False,
     answers: bool = False,
     over_k: bool = False,
 ) -> pa.Table:
     """Each assessor's current grade per pair: round_id, assessor_id, query_id, doc_id, grade,
     seq (of the judgment that set it), judged_at. Optional filters narrow the replay.
 
-    Subtopic judgments are replayed per subtopic (an undo takes back the latest judgment of
-    the same assessor, pair and subtopic). per_subtopic=True gives one row per subtopic, with
-    a `subtopic` column after doc_id; otherwise a pair judged on subtopics counts once, with
-    its maximum grade over them (relevant to any subtopic) and the seq and time of its latest
-    judgment, so queues, progress, plain qrels and agreement read a subtopic round by that
-    one rule.
+    Judgments of a unit's parts (a document's subtopics) are replayed per part (an undo takes
+    back the latest judgment of the same assessor, pair and part). per_part=True gives one
+    row per part, with a `part` column after doc_id; otherwise a pair judged on parts counts
+    once, with its grade over them (`Scale.over_parts`: the highest, relevant to any part;
+    refused for a scale that is not ordinal) and the seq and time of its latest judgment, so
+    queues, progress, plain qrels and agreement read a round judged on parts by that one
+    rule.
 
     Automatic judges' judgments are left out unless people_only is False or the judge is
     named as assessor_id: rules, agreement, progress and adaptive pools count people, and a
@@ -142,24 +144,26 @@ def effective_judgments(
     if people_only and assessor_id is None:
         clauses.append("assessor_id NOT IN (SELECT assessor_id FROM assessors WHERE kind = 'model')")
     where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-    # `events`: how many judgments the row's (round, assessor, pair, subtopic) has. A
+    # `events`: how many judgments the row's (round, assessor, pair, part) has. A
     # grade or answer that is the only one needs no replay: those stay in Arrow, and
     # only corrections and undos go through `replay` (a crowd round is mostly the former).
     every = store.arrow(
         "judgments to replay",
-        f"SELECT round_id, assessor_id, query_id, doc_id, subtopic, kind, grade, seq, "
+        f"SELECT round_id, assessor_id, query_id, doc_id, part, kind, grade, seq, "
         f"judged_at, count(*) OVER (PARTITION BY round_id, assessor_id, query_id, doc_id, "
-        f"subtopic) AS events FROM judgments {where} ORDER BY seq",
+        f"part) AS events FROM judgments {where} ORDER BY seq",
         [value for _, value in used],
     )
     names = ["round_id", "assessor_id", "query_id", "doc_id"] + (
-        ["subtopic"] if per_subtopic else [])
+        ["part"] if per_part else [])
     schema = pa.schema([(n, pa.string()) for n in names]
                        + [("grade", pa.int64()), ("seq", pa.int64()),
                           ("judged_at", pa.timestamp("us"))])
     past_k = over_k_answers(store, round_id) if assessor_id is None and not over_k else set()
-    if not per_subtopic and every["subtopic"].null_count == every.num_rows:  # the fast path
+    if not per_part and every["part"].null_count == every.num_rows:  # the fast path
         return _without(_replayed_where_needed(every, schema, answers), past_k)
+    if not per_part:
+        _graded_over_parts(store, every)
     rows = every.drop_columns(["events"]).to_pylist()
     events: dict[tuple, list[tuple[str, tuple[int, int, Any]]]] = {}
     for row in rows:
@@ -170,11 +174,11 @@ def effective_judgments(
         left = replay(pair_events)
         if left is None or (left[0] is None and not answers) or (r, a, q, d) in past_k:
             continue
-        if per_subtopic:
+        if per_part:
             current[(r, a, q, d, sub)] = left
         elif (r, a, q, d) not in current:
             current[(r, a, q, d)] = left
-        else:  # another subtopic of the pair: the highest grade, the latest judgment
+        else:  # another part of the pair: the highest grade, the latest judgment
             before = current[(r, a, q, d)]
             latest = max(before, left, key=lambda v: v[1])
             graded = [g for g in (before[0], left[0]) if g is not None]
@@ -184,6 +188,16 @@ def effective_judgments(
         for name, value in zip(out, (*ident, *left), strict=True):
             out[name].append(value)
     return pa.table(out, schema=schema)
+
+
+def _graded_over_parts(store: Store, every: pa.Table) -> None:
+    """Refuse to grade units over their parts in a round whose scale is no ladder (the one
+    check, `Scale.needs_ladder`), for the rounds of `every` judged on parts."""
+    with_parts = pc.unique(every.filter(pc.is_valid(every["part"]))["round_id"]).to_pylist()
+    rows = store.sql("item types", "SELECT DISTINCT item_type FROM rounds WHERE round_id IN "
+                     "(SELECT UNNEST(?))", [with_parts]).fetchall()
+    for (name,) in rows:
+        item_type(name).scale.needs_ladder("a unit's grade over its parts")
 
 
 def _without(table: pa.Table, answers: set[tuple[str, str, str, str]]) -> pa.Table:
@@ -200,7 +214,7 @@ def _without(table: pa.Table, answers: set[tuple[str, str, str, str]]) -> pa.Tab
 
 
 def _replayed_where_needed(every: pa.Table, schema: pa.Schema, answers: bool) -> pa.Table:
-    """`effective_judgments` of judgments without subtopics (columns as read there, in seq
+    """`effective_judgments` of judgments without parts (columns as read there, in seq
     order): a lone answer is current as it is, the rest are replayed; rows in the order of
     each pair's first judgment, as the replay of everything gives them."""
     lone = pc.equal(every["events"], 1)
@@ -232,14 +246,14 @@ def _replayed_where_needed(every: pa.Table, schema: pa.Schema, answers: bool) ->
 # pushes, a retract takes the latest back and with nothing to take back does nothing). Its
 # final depth is the running sum of +1/-1 minus the lowest point that sum reached below zero
 # (a walk reflected at zero), so a pair is judged now when that is above zero; a pair judged
-# on subtopics has one history per subtopic and is judged when any of them is. Parameter: a
+# on parts has one history per part and is judged when any of them is. Parameter: a
 # round_id, or NULL for every round.
 _STEPS = """
     WITH steps AS (
-        SELECT round_id, assessor_id, query_id, doc_id, subtopic,
+        SELECT round_id, assessor_id, query_id, doc_id, part,
                CASE WHEN kind = 'retract' THEN -1 ELSE 1 END AS step,
                sum(CASE WHEN kind = 'retract' THEN -1 ELSE 1 END) OVER (
-                   PARTITION BY round_id, assessor_id, query_id, doc_id, subtopic ORDER BY seq
+                   PARTITION BY round_id, assessor_id, query_id, doc_id, part ORDER BY seq
                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS height
         FROM judgments
         WHERE (?::VARCHAR IS NULL OR round_id = ?)
@@ -247,7 +261,7 @@ _STEPS = """
     )"""
 _JUDGED_NOW = """, judged_now AS (
         SELECT round_id, query_id, doc_id FROM steps
-        GROUP BY round_id, assessor_id, query_id, doc_id, subtopic
+        GROUP BY round_id, assessor_id, query_id, doc_id, part
         HAVING sum(step) - least(0, min(height)) > 0
     )
     SELECT round_id, query_id, count(DISTINCT doc_id) FROM judged_now
@@ -276,7 +290,7 @@ def not_counted_toward_k(store: Store) -> frozenset[str]:
 # organisers left out as well (`NOT_COUNTED_TOWARD_K`).
 _ANSWERS_PER_PAIR = _STEPS.format(left_out=NOT_COUNTED_TOWARD_K) + """, answered AS (
         SELECT query_id, doc_id, assessor_id FROM steps
-        GROUP BY round_id, assessor_id, query_id, doc_id, subtopic
+        GROUP BY round_id, assessor_id, query_id, doc_id, part
         HAVING sum(step) - least(0, min(height)) > 0
     )
     SELECT query_id, doc_id, count(DISTINCT assessor_id) FROM answered GROUP BY query_id, doc_id
@@ -295,7 +309,7 @@ def answers_per_pair(store: Store, round_id: str) -> dict[tuple[str, str], int]:
 # Parameter: a round_id, or NULL for every round.
 _PAST_K = _STEPS.format(left_out=NOT_COUNTED_TOWARD_K) + """, answered AS (
         SELECT round_id, query_id, doc_id, assessor_id FROM steps
-        GROUP BY round_id, assessor_id, query_id, doc_id, subtopic
+        GROUP BY round_id, assessor_id, query_id, doc_id, part
         HAVING sum(step) - least(0, min(height)) > 0
     ), crowd AS (
         SELECT round_id, CAST(json_extract_string(params, '$.redundancy') AS BIGINT) AS k
@@ -399,8 +413,8 @@ def judge_current(
     """An automatic judge's current judgment per pair: (query_id, doc_id) -> (grade,
     probability, seq). Each round's history is replayed (a retract takes back the latest
     judgment); a pair judged in several rounds (or outside any) keeps the judgment made last,
-    unless round_id names the one round to read. A judge's grades of a document on subtopics
-    count as one judgment, their maximum (relevant to any subtopic), as people's do in
+    unless round_id names the one round to read. A judge's grades of a document on parts
+    count as one judgment, their maximum (relevant to any part), as people's do in
     `effective_judgments`."""
     clauses, params = ["assessor_id = ?"], [judge_id]
     if round_id is not None:
@@ -410,7 +424,7 @@ def judge_current(
         clauses.append("query_id IN (SELECT UNNEST(?))")
         params.append(list(query_ids))
     rows = store.con.execute(
-        "SELECT round_id, query_id, doc_id, subtopic, kind, grade, probability, seq FROM judgments "
+        "SELECT round_id, query_id, doc_id, part, kind, grade, probability, seq FROM judgments "
         f"WHERE {' AND '.join(clauses)} ORDER BY seq", params).fetchall()
     stacks: dict[tuple, list[tuple[int, float | None, int]]] = {}
     for r, q, d, sub, kind, grade, probability, seq in rows:
@@ -423,7 +437,7 @@ def judge_current(
     for (r, q, d, _), stack in stacks.items():
         if stack and stack[-1][0] is not None:
             top, before = stack[-1], tops.get((r, q, d))
-            if before is not None:  # another subtopic: the highest grade, the latest seq
+            if before is not None:  # another part: the highest grade, the latest seq
                 best = max(before, top, key=lambda v: (v[0], v[2]))
                 top = (best[0], best[1], max(before[2], top[2]))
             tops[(r, q, d)] = top
@@ -435,12 +449,13 @@ def judge_current(
 
 
 def history(store: Store) -> pa.Table:
-    """The full judgment history, in the order it was made (subtopic: the subtopic a
-    subtopic round's judgment grades the document on, else empty)."""
+    """The full judgment history, in the order it was made (subtopic: the part a subtopic
+    round's judgment grades the document on, else empty; the file's column keeps the name it
+    has always had)."""
     return store.arrow(
         "judgment history",
         "SELECT seq, submission_id, round_id, query_id, doc_id, assessor_id, kind, grade, seconds, "
-        "note, judged_at, subtopic FROM judgments ORDER BY seq",
+        "note, judged_at, part AS subtopic FROM judgments ORDER BY seq",
     )
 
 

@@ -45,11 +45,11 @@ from pooling.judging.history import (  # noqa: F401  (re-exported: the judgments
 from pooling.judging.rounds import Round, get_round
 from pooling.judging.storable import unstorable  # noqa: F401  (re-exported)
 from pooling.judging.validation import (  # noqa: F401  (re-exported)
-    SUBTOPIC_MARK,
+    PART_MARK,
     JudgmentRefused,
     off_scale,
+    part_ids,
     problem,
-    subtopic_ids,
     unstorable_text,
 )
 from pooling.store.core import Store, utcnow
@@ -75,7 +75,7 @@ def key(j: Judgment) -> Key:
 # -- writing -------------------------------------------------------------------------------
 
 _COLUMNS = ("submission_id", "round_id", "query_id", "doc_id", "assessor_id", "kind", "grade",
-            "seconds", "note", "judged_at", "probability", "rationale", "subtopic")
+            "seconds", "note", "judged_at", "probability", "rationale", "part")
 _TYPES = (pa.string(), pa.string(), pa.string(), pa.string(), pa.string(), pa.string(), pa.int64(),
           pa.float64(), pa.string(), pa.timestamp("us"), pa.float64(), pa.string(), pa.string())
 _ROWS_VIEW = "_judgments_in"
@@ -93,7 +93,7 @@ def _values(j: Judgment, now: datetime) -> list[object]:
     """A judgment's row, in `_COLUMNS` order (a retract stores no grade)."""
     return [j.submission_id, j.round_id, j.query_id, j.doc_id, j.assessor_id, j.kind,
             j.grade if j.kind == "judge" else None, j.seconds, j.note, now, j.probability,
-            j.rationale, j.subtopic]
+            j.rationale, j.part]
 
 
 def insert(con: Any, items: Sequence[Judgment], judged_at: datetime | None = None, *,
@@ -281,7 +281,7 @@ def record(store: Store, judgments: Iterable[Judgment]) -> tuple[int, int]:
         for group in _between_undos(items):
             j = group[0]
             if j.kind == "retract" and not _sent_before(store, j) and not _answered(store, j):
-                on = f" on subtopic {j.subtopic!r}" if j.subtopic is not None else ""
+                on = f" on subtopic {j.part!r}" if j.part is not None else ""
                 raise StoreError(f"nothing to undo: {j.assessor_id!r} has no current judgment of "
                                  f"{j.doc_id!r}{on} for topic {j.query_id!r}")
             new, again = append_judgments(store, group)
@@ -312,8 +312,8 @@ def _answered(store: Store, j: Judgment) -> bool:
     """Whether the person has a current answer (a grade or unjudgeable) of the pair."""
     rows = store.con.execute(
         "SELECT kind, grade FROM judgments WHERE round_id = ? AND assessor_id = ? AND query_id = ? "
-        "AND doc_id = ? AND subtopic IS NOT DISTINCT FROM ? ORDER BY seq",
-        [j.round_id, j.assessor_id, j.query_id, j.doc_id, j.subtopic],
+        "AND doc_id = ? AND part IS NOT DISTINCT FROM ? ORDER BY seq",
+        [j.round_id, j.assessor_id, j.query_id, j.doc_id, j.part],
     ).fetchall()
     return has_answer(rows)
 
@@ -338,13 +338,13 @@ Submitted = tuple[str, str, "int | None"]  # (doc_id, kind, grade) stored under 
 
 def submitted(store: Store, assessor_id: str, submission_id: str) -> Submitted | None:
     """What this person stored under a submission id: (doc_id, kind, grade), or None. A
-    subtopic round's submission is stored as one row per subtopic (`subtopic_ids`): the
+    subtopic round's submission is stored as one row per subtopic (`part_ids`): the
     first of them answers, with the document's highest grade."""
     return store.one(
         "find submission", "SELECT doc_id, kind, max(grade) FROM judgments WHERE assessor_id = ? "
         "AND (submission_id = ? OR starts_with(submission_id, ? || ?)) "
         "GROUP BY doc_id, kind ORDER BY min(seq) LIMIT 1",
-        [assessor_id, submission_id, submission_id, SUBTOPIC_MARK])
+        [assessor_id, submission_id, submission_id, PART_MARK])
 
 
 def undo(round_id: str, assessor_id: str, query_id: str, submission_id: str,
@@ -385,15 +385,15 @@ def undo_in_store(store: Store, round_id: str, assessor_id: str, query_id: str,
     """`undo` straight on the store (under its write lock): the person's current judgments
     read from their history, the retract appended in a transaction. In a subtopic round the
     document's latest submission is taken back whole: one retract per subtopic it has a
-    current grade on, stored together (`subtopic_retracts`)."""
+    current grade on, stored together (`part_retracts`)."""
     table = effective_judgments(store, round_id, query_id=query_id, assessor_id=assessor_id,
                                 answers=True)
     mine = {d: (g, s) for d, g, s in zip(*(table[c].to_pylist() for c in ("doc_id", "grade", "seq")),
                                           strict=True)}
-    subtopic_round = get_round(store, round_id).subtopics is not None
+    on_parts = get_round(store, round_id).item.has_parts
 
     def store_one(j: Judgment) -> Written:
-        items = subtopic_retracts(store, j) if subtopic_round else [j]
+        items = part_retracts(store, j) if on_parts else [j]
         with store.transaction() as con:
             results = write(con, items)
         for result in results:
@@ -408,12 +408,12 @@ def undo_in_store(store: Store, round_id: str, assessor_id: str, query_id: str,
 
 
 
-def subtopic_retracts(store: Store, j: Judgment) -> list[Judgment]:
-    """A retract of a document in a subtopic round as one retract per subtopic the person has
-    a current grade on, each under its own stored id (`subtopic_ids`)."""
+def part_retracts(store: Store, j: Judgment) -> list[Judgment]:
+    """A retract of a unit in a round judged on parts as one retract per part the person has
+    a current grade on, each under its own stored id (`part_ids`)."""
     table = effective_judgments(store, j.round_id, query_id=j.query_id, assessor_id=j.assessor_id,
-                                per_subtopic=True)
-    subs = [s for d, s in zip(table["doc_id"].to_pylist(), table["subtopic"].to_pylist(),
+                                per_part=True)
+    subs = [s for d, s in zip(table["doc_id"].to_pylist(), table["part"].to_pylist(),
                               strict=True) if d == j.doc_id]
-    return [replace(j, subtopic=s, submission_id=subtopic_ids(j.submission_id or "", s))
+    return [replace(j, part=s, submission_id=part_ids(j.submission_id or "", s))
             for s in sorted(subs, key=str)]

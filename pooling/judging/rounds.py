@@ -19,6 +19,7 @@ from pooling.errors import StoreError
 from pooling.formats.ids import id_problem
 from pooling.formats.trec_web import recorded_subtopics
 from pooling.judging.history import effective_judgments
+from pooling.judging.item_types import DOCUMENTS, SUBTOPICS, ItemType, item_type
 from pooling.judging.sampled_rounds import (
     check_stratified_options,
     design_table,
@@ -50,16 +51,19 @@ class Round:
     adaptive: bool
     candidate_depth: int | None
     topics: tuple[str, ...]
+    item_type: str = DOCUMENTS.name  # what the round judges (`pooling.judging.item_types`)
 
     @property
-    def subtopics(self) -> dict[str, list[tuple[str, str]]] | None:
-        """A subtopic round's subtopics, as recorded when it was created: query_id ->
-        [(subtopic number, text)] in the topic's order; None for a round judging documents
-        as a whole."""
-        recorded = self.params.get("subtopics")
-        if not recorded:
-            return None
-        return {q: [(str(n), str(t or "")) for n, t in subs] for q, subs in recorded.items()}
+    def item(self) -> ItemType:
+        """The round's item type: its unit, parts, scale and version form."""
+        return item_type(self.item_type)
+
+    @property
+    def parts(self) -> dict[str, list[tuple[str, str]]] | None:
+        """The parts each unit of a topic is graded on, as recorded when the round was
+        created (a subtopic round's subtopics): query_id -> [(part id, text)] in the topic's
+        order; None for a round grading its units whole."""
+        return self.item.recorded_parts(self.params) if self.item.has_parts else None
 
     @property
     def redundancy(self) -> int:
@@ -92,9 +96,9 @@ class Round:
         (`pooling.judging.crowd_queue` hands out its pairs)."""
         return self.redundancy > 1 or self.gold is not None
 
-    def subtopics_of(self, query_id: str) -> list[str]:
-        """The subtopic numbers a document of this topic is graded on ([] in a plain round)."""
-        return [n for n, _ in (self.subtopics or {}).get(query_id, [])]
+    def parts_of(self, query_id: str) -> list[str]:
+        """The part ids a unit of this topic is graded on ([] when units are graded whole)."""
+        return [n for n, _ in (self.parts or {}).get(query_id, [])]
 
     @property
     def order(self) -> str:
@@ -268,8 +272,9 @@ def create_round(
         "floor": floor, "stop_after": stop_after, "exclude_judged": exclude_judged,
         "order": order,
     }
+    judged = SUBTOPICS if recorded is not None else DOCUMENTS
     if recorded is not None:
-        round_params["subtopics"] = recorded
+        round_params[SUBTOPICS.parts_param or ""] = recorded
     if crowd:
         if strat.adaptive or recorded is not None:
             raise StoreError("a crowd round (--redundancy, --gold) is static and judges documents "
@@ -279,7 +284,7 @@ def create_round(
             check_gold(store, gold, list(per_topic), round_id=name)
         round_params.update(crowd)
     rnd = Round(name, strategy, round_params, seed, tuple(sorted(set(grades))), tuple(run_ids),
-                strat.adaptive, candidate_depth, tuple(per_topic))
+                strat.adaptive, candidate_depth, tuple(per_topic), judged.name)
     rows: dict[str, list[Any]] = {"query_id": [], "doc_id": [], "position": []}
     counts: dict[str, int] = {}
     queues: dict[str, list[str]] = {}
@@ -302,9 +307,9 @@ def create_round(
     with store.transaction() as con:
         con.execute(
             "INSERT INTO rounds (round_id, strategy, params, seed, grades, pooled_runs, created_at, "
-            "adaptive, candidate_depth, topics) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "adaptive, candidate_depth, topics, item_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [name, strategy, json.dumps(round_params), seed, list(rnd.grades), run_ids, utcnow(),
-             strat.adaptive, candidate_depth, list(per_topic)],
+             strat.adaptive, candidate_depth, list(per_topic), rnd.item_type],
         )
         if rows["query_id"]:
             table = pa.table(rows)
@@ -353,8 +358,8 @@ def set_gold(store: Store, round_id: str, gold: str, gold_rate: float | None = N
     the redundancy it has. Answers already made stay as they are; gold pairs never enter a
     qrels version derived from the round, whenever they were named."""
     rnd = get_round(store, round_id)
-    if rnd.adaptive or rnd.subtopics:
-        raise StoreError(f"round {round_id!r} is {'adaptive' if rnd.adaptive else 'a subtopic round'}"
+    if rnd.adaptive or rnd.item.has_parts:
+        raise StoreError(f"round {round_id!r} is {'adaptive' if rnd.adaptive else f'a {rnd.item_type} round'}"
                          "; gold questions are mixed into static rounds that judge documents as "
                          "a whole")
     rate = gold_rate if gold_rate is not None else (rnd.gold_rate if rnd.gold else None)
@@ -492,14 +497,14 @@ def get_round(store: Store, name: str) -> Round:
     row = store.one(
         "find round",
         "SELECT round_id, strategy, params, seed, grades, pooled_runs, adaptive, candidate_depth, "
-        "topics FROM rounds WHERE round_id = ?",
+        "topics, item_type FROM rounds WHERE round_id = ?",
         [name],
     )
     if row is None:
         known = [r[0] for r in store.con.execute("SELECT round_id FROM rounds ORDER BY 1").fetchall()]
         raise StoreError(f"no round {name!r} in {store.path}; rounds: {', '.join(known) or '(none)'}")
     return Round(row[0], row[1], json.loads(row[2] or "{}"), row[3], tuple(row[4] or ()),
-                 tuple(row[5] or ()), bool(row[6]), row[7], tuple(row[8] or ()))
+                 tuple(row[5] or ()), bool(row[6]), row[7], tuple(row[8] or ()), row[9])
 
 
 def pool_table(store: Store, name: str) -> pa.Table:

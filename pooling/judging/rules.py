@@ -221,7 +221,7 @@ def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = N
     An aggregation rule also stores each pair's posterior and each worker's confusion matrix,
     in the same transaction as the version.
     """
-    if round_id is not None and get_round(store, round_id).subtopics is not None:
+    if round_id is not None and get_round(store, round_id).item.version_form == "subtopic qrels":
         if gold is not None:
             raise StoreError(f"round {round_id!r} is judged on subtopics; gold seeds the "
                              f"aggregation models of plain rounds only: drop --gold")
@@ -353,7 +353,7 @@ def derive_subtopic_grades(store: Store, rule: str, round_id: str, *,
     documents; judge-only takes the named judge's grade on each subtopic (mapped onto the
     people's scale), human-first the people's majority where they judged it, else the judge's."""
     rnd = get_round(store, round_id)
-    if rnd.subtopics is None:
+    if not rnd.item.has_parts:
         raise StoreError(f"round {round_id!r} judges documents as a whole, not subtopics; derive "
                          "its qrels without subtopics")
     if rule not in SUBTOPIC_RULES:
@@ -365,8 +365,8 @@ def derive_subtopic_grades(store: Store, rule: str, round_id: str, *,
                          f"{' or '.join(JUDGE_RULES)}")
     if tie not in ("lower", "higher"):
         raise StoreError("tie must be 'lower' or 'higher'")
-    columns = ("assessor_id", "query_id", "subtopic", "doc_id", "grade", "seq")
-    table = effective_judgments(store, round_id, per_subtopic=True)
+    columns = ("assessor_id", "query_id", "part", "doc_id", "grade", "seq")
+    table = effective_judgments(store, round_id, per_part=True)
     votes: dict[tuple[str, str, str], list[tuple[str, int, int]]] = defaultdict(list)
     for a, q, s, d, g, seq in zip(*(table[c].to_pylist() for c in columns), strict=True):
         votes[(q, s, d)].append((a, g, seq))
@@ -375,7 +375,7 @@ def derive_subtopic_grades(store: Store, rule: str, round_id: str, *,
     if judge is not None:
         mapping = judge_grades or {}
         mine = effective_judgments(store, round_id, assessor_id=_judge_id(store, judge),
-                                   per_subtopic=True)
+                                   per_part=True)
         for _, q, s, d, g, _ in zip(*(mine[c].to_pylist() for c in columns), strict=True):
             grades[(q, s, d)] = mapping.get(g, g)
     if rule != "judge-only":
@@ -432,13 +432,13 @@ def subtopic_agreement(store: Store, round_id: str, *, threshold: int = 1,
     from pooling.errors import PoolingError
 
     rnd = get_round(store, round_id)
-    if rnd.subtopics is None:
+    if not rnd.item.has_parts:
         raise StoreError(f"round {round_id!r} judges documents as a whole, not subtopics")
     roles = _roles(store)
-    table = effective_judgments(store, round_id, per_subtopic=True)
+    table = effective_judgments(store, round_id, per_part=True)
     rows: dict[tuple[str, str], dict[str, list[Any]]] = {}
     for a, q, s, d, g in zip(*(table[c].to_pylist() for c in
-                               ("assessor_id", "query_id", "subtopic", "doc_id", "grade")),
+                               ("assessor_id", "query_id", "part", "doc_id", "grade")),
                              strict=True):
         if roles.get(a) == "organiser":
             continue
@@ -448,7 +448,7 @@ def subtopic_agreement(store: Store, round_id: str, *, threshold: int = 1,
             part[column].append(value)
     out = []
     selected = _selected_topics(store, topics)
-    for q, subs in rnd.subtopics.items():
+    for q, subs in rnd.parts.items():
         if selected is not None and q not in selected:
             continue
         for s, text in subs:

@@ -25,8 +25,8 @@ MAX_SECONDS = 86400
 
 # A judgment's text fields: each must be text the store can hold (see `unstorable`).
 TEXT_FIELDS = ("round_id", "assessor_id", "query_id", "doc_id", "kind", "note", "submission_id",
-               "rationale", "subtopic")
-SUBTOPIC_MARK = "~"  # between a submission id and a subtopic: never in a sent id
+               "rationale", "part")
+PART_MARK = "~"  # between a submission id and a part: never in a sent id
 
 
 class JudgmentRefused(StoreError):
@@ -116,69 +116,73 @@ def submission(rnd: Round, assessor_id: str, query_id: str, doc_id: str, *, grad
                     submission_id=submission_id(submission_id_value))
 
 
-# -- a subtopic round's submission -------------------------------------------------------
+# -- a submission grading a unit on its parts ---------------------------------------------
 
 
-def subtopic_ids(submission_id_value: str, subtopic: str) -> str:
-    """The stored submission id of one subtopic's row of a submission: the id sent, the mark
-    and the subtopic. A sent id cannot hold the mark, so the two never meet."""
-    return f"{submission_id_value}{SUBTOPIC_MARK}{subtopic}"
+def part_ids(submission_id_value: str, part: str) -> str:
+    """The stored submission id of one part's row of a submission: the id sent, the mark and
+    the part. A sent id cannot hold the mark, so the two never meet."""
+    return f"{submission_id_value}{PART_MARK}{part}"
 
 
-def wrong_subtopic(rnd: Round, query_id: str, subtopic: object) -> str | None:
-    """Why a judgment's subtopic does not fit the round (a subtopic round needs one of the
-    topic's subtopics; a plain round none), or None."""
-    numbers = rnd.subtopics_of(query_id)
-    if rnd.subtopics is None:
-        return None if subtopic is None else (
-            f"round {rnd.round_id} judges documents as a whole, not subtopics; send no subtopic")
-    if subtopic is None:
-        return (f"round {rnd.round_id} judges subtopics: name one of topic {query_id}'s "
-                f"subtopics {numbers}")
-    if subtopic not in numbers:
-        return f"subtopic {subtopic!r} is not one of topic {query_id}'s subtopics {numbers}"
+def wrong_part(rnd: Round, query_id: str, part: object) -> str | None:
+    """Why a judgment's part does not fit the round (a round judged on parts needs one of the
+    topic's parts; a round grading units whole none), or None."""
+    item = rnd.item
+    if not item.has_parts:
+        return None if part is None else (
+            f"round {rnd.round_id} judges {item.unit.name}s as a whole, not subtopics; send "
+            "no subtopic")
+    numbers = rnd.parts_of(query_id)
+    if part is None:
+        return (f"round {rnd.round_id} judges {item.part}s: name one of topic {query_id}'s "
+                f"{item.part}s {numbers}")
+    if part not in numbers:
+        return f"{item.part} {part!r} is not one of topic {query_id}'s {item.part}s {numbers}"
     return None
 
 
-def subtopic_grades(rnd: Round, query_id: str, value: object) -> dict[str, int]:
-    """A subtopic round's grades of one document: {subtopic: grade} with a grade on the
-    round's scale for every subtopic of the topic, in the topic's order (`JudgmentRefused`)."""
-    numbers = rnd.subtopics_of(query_id)
+def part_grades(rnd: Round, query_id: str, value: object) -> dict[str, int]:
+    """A round judged on parts: the grades of one unit, {part: grade} with a grade on the
+    round's scale for every part of the topic, in the topic's order (`JudgmentRefused`)."""
+    numbers, part = rnd.parts_of(query_id), rnd.item.part
     if not isinstance(value, dict):
-        raise JudgmentRefused(f"this round judges subtopics: send grades as an object of a grade "
-                              f"per subtopic {numbers}")
+        raise JudgmentRefused(f"this round judges {part}s: send grades as an object of a grade "
+                              f"per {part} {numbers}")
     unknown = [k for k in value if k not in numbers]
     if unknown:
-        raise JudgmentRefused(f"subtopic {unknown[0]!r} is not one of topic {query_id}'s "
-                              f"subtopics {numbers}")
+        raise JudgmentRefused(f"{part} {unknown[0]!r} is not one of topic {query_id}'s "
+                              f"{part}s {numbers}")
     missing = [n for n in numbers if n not in value]
     if missing:
-        raise JudgmentRefused(f"grades need a grade for every subtopic {numbers}; missing "
+        raise JudgmentRefused(f"grades need a grade for every {part} {numbers}; missing "
                               f"{missing}")
     return {n: grade(rnd, value[n]) for n in numbers}
 
 
-def subtopic_submission(rnd: Round, assessor_id: str, query_id: str, doc_id: str, *,
-                        grades_value: object, submission_id_value: object,
-                        seconds_value: object = None, note_value: object = None) -> list[Judgment]:
-    """The judgments one submission of a subtopic round makes (a grade per subtopic of the
-    document, stored together), every field checked (`JudgmentRefused`)."""
+def part_submission(rnd: Round, assessor_id: str, query_id: str, doc_id: str, *,
+                    grades_value: object, submission_id_value: object,
+                    seconds_value: object = None, note_value: object = None) -> list[Judgment]:
+    """The judgments one submission of a round judged on parts makes (a grade per part of
+    the unit, stored together), every field checked (`JudgmentRefused`)."""
     sid = submission_id(submission_id_value)
-    graded = subtopic_grades(rnd, query_id, grades_value)
+    graded = part_grades(rnd, query_id, grades_value)
     spent, said = seconds(seconds_value), note(note_value)
     return [Judgment(rnd.round_id, assessor_id, query_id, doc_id, g, seconds=spent, note=said,
-                     submission_id=subtopic_ids(sid, n), subtopic=n) for n, g in graded.items()]
+                     submission_id=part_ids(sid, n), part=n) for n, g in graded.items()]
 
 
 def grades_sent(rnd: Round, query_id: str, grade_value: object, grades_value: object) -> None:
-    """Refuse a submission that sends one `grade` to a subtopic round, or `grades` per subtopic
-    to a plain one, saying what to send (`JudgmentRefused`)."""
-    if rnd.subtopics is not None and grade_value is not None:
-        raise JudgmentRefused(f"round {rnd.round_id} judges subtopics: send `grades`, an object "
-                              f"of a grade per subtopic {rnd.subtopics_of(query_id)}, not `grade`")
-    if rnd.subtopics is None and grades_value is not None:
-        raise JudgmentRefused(f"round {rnd.round_id} judges documents as a whole: send one "
-                              "`grade`, not `grades`")
+    """Refuse a submission that sends one `grade` to a round judged on parts, or `grades` per
+    part to one grading units whole, saying what to send (`JudgmentRefused`)."""
+    item = rnd.item
+    if item.has_parts and grade_value is not None:
+        raise JudgmentRefused(f"round {rnd.round_id} judges {item.part}s: send `grades`, an "
+                              f"object of a grade per {item.part} {rnd.parts_of(query_id)}, "
+                              "not `grade`")
+    if not item.has_parts and grades_value is not None:
+        raise JudgmentRefused(f"round {rnd.round_id} judges {item.unit.name}s as a whole: send "
+                              "one `grade`, not `grades`")
 
 
 # -- a whole judgment --------------------------------------------------------------------
@@ -215,14 +219,14 @@ def problem(j: Judgment, rnd: Round) -> str | None:
         return off_scale(rnd, j.grade)
     if j.kind == UNJUDGEABLE:
         return unjudgeable_refused(rnd)
-    return wrong_subtopic(rnd, j.query_id, j.subtopic)
+    return wrong_part(rnd, j.query_id, j.part)
 
 
 def unjudgeable_refused(rnd: Round) -> str | None:
     """Why the round takes no unjudgeable answer, or None: an adaptive round learns from
-    grades and a subtopic round grades each subtopic, so both need a grade."""
-    if rnd.adaptive or rnd.subtopics is not None:
-        what = "adaptive" if rnd.adaptive else "judged on subtopics"
+    grades and a round judged on parts grades each part, so both need a grade."""
+    if rnd.adaptive or rnd.item.has_parts:
+        what = "adaptive" if rnd.adaptive else f"judged on {rnd.item.part}s"
         return (f"round {rnd.round_id} is {what} and needs a grade for every document; answer "
                 "unjudgeable in a static round, or give the lowest grade with a note")
     return None

@@ -28,6 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from pooling.errors import StoreError
+from pooling.judging.item_types import recorded_item_type
 from pooling.release import layout
 from pooling.release.checksums import CheckedRelease, check_release, file_sha256
 from pooling.release.forms import check_forms_agree
@@ -161,7 +162,7 @@ def _append_history(store: Store, path: Path) -> None:
                 doc_id=row["doc_id"], grade=row["grade"], kind=row["kind"],
                 seconds=row["seconds"], submission_id=row["submission_id"],
                 probability=row["probability"], rationale=row["rationale"],
-                subtopic=row.get("subtopic")))  # absent from releases before subtopics
+                part=row.get("subtopic")))  # absent from releases before subtopics
     if stretch:
         insert(store.con, stretch, at)
 
@@ -227,12 +228,13 @@ def _fill(store: Store, checked: CheckedRelease, m: dict[str, Any]) -> dict[str,
                       "('default_qrels', ?)", [m["default_qrels"]])
         for r in m["rounds"]:
             store.sql("round", "INSERT INTO rounds (round_id, strategy, params, seed, grades, "
-                      "pooled_runs, created_at, adaptive, candidate_depth, topics) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      "pooled_runs, created_at, adaptive, candidate_depth, topics, item_type) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       [r["round_id"], r["strategy"],
                        json.dumps(r["params"]) if r["params"] is not None else None, r["seed"],
                        r["grades"], r["pooled_runs"], _time(r["created_at"]), r["adaptive"],
-                       r["candidate_depth"], r["topics"]])
+                       r["candidate_depth"], r["topics"],
+                       r.get("item_type") or recorded_item_type(r["params"] or {})])
         for a in m["assessors"]:
             store.sql("assessor", "INSERT INTO assessors (assessor_id, name, role, token_sha256, "
                       "created_at, kind, backend, model, prompt_sha256, revoked_at) "

@@ -107,7 +107,7 @@ JUDGMENTS = f"""
            j.round_id, j.query_id, j.doc_id, n.name AS assessor,
            coalesce(a.kind, 'person') AS assessor_kind, j.kind, j.grade, j.seconds,
            j.probability, CASE WHEN a.kind = 'model' THEN j.rationale END AS rationale,
-           j.judged_at, j.subtopic
+           j.judged_at, j.part AS subtopic
     FROM (SELECT * FROM judgments WHERE {RELEASED_JUDGMENT}) j
     JOIN {NAMES_TABLE} n ON n.assessor_id = j.assessor_id
     LEFT JOIN assessors a ON a.assessor_id = j.assessor_id

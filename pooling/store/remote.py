@@ -43,7 +43,7 @@ JUDGMENT_FIELDS = pa.schema([
     ("round_id", pa.string()), ("assessor_id", pa.string()), ("query_id", pa.string()),
     ("doc_id", pa.string()), ("grade", pa.int64()), ("kind", pa.string()),
     ("seconds", pa.float64()), ("note", pa.string()), ("submission_id", pa.string()),
-    ("probability", pa.float64()), ("rationale", pa.string()), ("subtopic", pa.string()),
+    ("probability", pa.float64()), ("rationale", pa.string()), ("part", pa.string()),
 ])
 
 

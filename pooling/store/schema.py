@@ -229,6 +229,18 @@ MIGRATIONS: list[list[str]] = [
             changed_by VARCHAR, changed_at TIMESTAMP NOT NULL,
             seq BIGINT DEFAULT nextval('judgment_seq'))""",
     ],
+    [
+        # The judged item (`pooling.judging.item_types`): a round names its item type, and a
+        # judgment grades its unit whole (part NULL) or one part of it. A round that recorded
+        # subtopics judged them; every other round judged documents. The subtopic a judgment
+        # or a judge's call graded is its part.
+        "ALTER TABLE rounds ADD COLUMN item_type VARCHAR DEFAULT 'document'",
+        "UPDATE rounds SET item_type = CASE WHEN json_extract(params, '$.subtopics') IS NOT NULL "
+        "AND json_extract(params, '$.subtopics')::VARCHAR NOT IN ('null', '{}') "
+        "THEN 'subtopic' ELSE 'document' END",
+        "ALTER TABLE judgments RENAME COLUMN subtopic TO part",
+        "ALTER TABLE judge_calls RENAME COLUMN subtopic TO part",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -169,13 +169,13 @@ def subtopics_shown(store: Store, rnd: Round, assessor_id: str, query_id: str,
                     doc_id: str) -> tuple[Subtopic, ...]:
     """A subtopic round's subtopics of the topic with this person's current grades of the
     document on them (() in a plain round)."""
-    if rnd.subtopics is None:
+    if not rnd.item.has_parts:
         return ()
     table = effective_judgments(store, rnd.round_id, query_id=query_id, assessor_id=assessor_id,
-                                per_subtopic=True)
-    mine = {s: g for d, s, g in zip(*(table[c].to_pylist() for c in ("doc_id", "subtopic", "grade")),
+                                per_part=True)
+    mine = {s: g for d, s, g in zip(*(table[c].to_pylist() for c in ("doc_id", "part", "grade")),
                                     strict=True) if d == doc_id}
-    return tuple(Subtopic(n, t, mine.get(n)) for n, t in rnd.subtopics.get(query_id, []))
+    return tuple(Subtopic(n, t, mine.get(n)) for n, t in rnd.parts.get(query_id, []))
 
 
 def _judged_per_topic(store: Store, round_id: str, assessor_id: str) -> Counter:
@@ -266,7 +266,7 @@ def judge(
 ) -> Stored | None:
     """Record one judgment (committed before returning); a repeated submission id is a no-op.
     In a subtopic round `grades` holds the document's grade on each of its topic's subtopics,
-    stored together as one submission (`pooling.judging.validation.subtopic_submission`)."""
+    stored together as one submission (`pooling.judging.validation.part_submission`)."""
     validation.texts(doc_id=doc_id)
     validation.storable(round_id=round_id, query_id=query_id, doc_id=doc_id, note=note)
     rnd = find_round(store, round_id)
@@ -274,10 +274,10 @@ def judge(
             assessor_id, role, query_id, doc_id):
         return None
     validation.grades_sent(rnd, query_id, grade, grades)
-    if rnd.subtopics is not None and validation.unjudgeable_sent(unjudgeable):
+    if rnd.item.has_parts and validation.unjudgeable_sent(unjudgeable):
         raise validation.JudgmentRefused(validation.unjudgeable_refused(rnd) or "")
-    if rnd.subtopics is not None:
-        items = validation.subtopic_submission(
+    if rnd.item.has_parts:
+        items = validation.part_submission(
             rnd, assessor_id, query_id, doc_id, grades_value=grades,
             submission_id_value=submission_id, seconds_value=seconds, note_value=note)
     else:

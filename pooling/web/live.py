@@ -688,7 +688,7 @@ def _from_store(view: Assignments) -> bool:
     """Whether a round's pages are answered from the store (`pooling.web.campaign`) rather
     than from memory: an adaptive round chooses from everyone's judgments, and a subtopic
     round's page shows a grade per subtopic, which the memory does not keep."""
-    return view.rnd.adaptive or view.rnd.subtopics is not None
+    return view.rnd.adaptive or view.rnd.item.has_parts
 
 
 def _load_round(store: Store, round_id: str) -> Assignments | None:

@@ -385,8 +385,12 @@ def _judgments_of(data: bytes) -> list[Judgment]:
     """The judgments of an Arrow stream, every row checked before any is handed to the writer
     (a bad row must not fail the assessors' judgments committed beside it)."""
     table = pa.ipc.open_stream(pa.BufferReader(data)).read_all()
-    if "subtopic" not in table.column_names:  # a client from before subtopic judgments
-        table = table.append_column("subtopic", pa.nulls(table.num_rows, pa.string()))
+    if "part" not in table.column_names:  # a client from before the judged item: its
+        # subtopic is the part, and one from before subtopic judgments sends neither
+        old = table.column_names.index("subtopic") if "subtopic" in table.column_names else None
+        table = (table.append_column("part", pa.nulls(table.num_rows, pa.string()))
+                 if old is None else table.rename_columns(
+                     [("part" if i == old else n) for i, n in enumerate(table.column_names)]))
     table = table.select(JUDGMENT_FIELDS.names).cast(JUDGMENT_FIELDS)
     items = [Judgment(**row) for row in table.to_pylist()]
     for n, j in enumerate(items, start=1):

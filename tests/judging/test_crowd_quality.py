@@ -183,9 +183,9 @@ def test_a_pair_judged_on_subtopics_is_one_answer_with_its_highest_grade(path):
     with Store(path) as s:
         add_assessor(s, "sub")
         append_judgments(s, [
-            Judgment("r1", "sub", "1", "d1", 0, subtopic="1", seconds=2.0),
-            Judgment("r1", "sub", "1", "d1", 2, subtopic="2", seconds=3.0),
-            Judgment("r1", "sub", "1", "d2", 1, subtopic="1", seconds=1.0)])
+            Judgment("r1", "sub", "1", "d1", 0, part="1", seconds=2.0),
+            Judgment("r1", "sub", "1", "d1", 2, part="2", seconds=3.0),
+            Judgment("r1", "sub", "1", "d2", 1, part="1", seconds=1.0)])
         rows = [r for r in round_answers(s, "r1").to_pylist() if r["assessor_id"] == "sub"]
     assert sorted((r["doc_id"], r["kind"], r["grade"], r["seconds"]) for r in rows) == [
         ("d1", "judge", 2, 5.0), ("d2", "judge", 1, 1.0)]

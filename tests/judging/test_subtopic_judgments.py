@@ -29,15 +29,15 @@ def store(tmp_path):
 
 def _submission(store, sid, grades, doc="d1", who="ann", topic="1"):
     rnd = get_round(store, "div")
-    return validation.subtopic_submission(rnd, who, topic, doc, grades_value=grades,
-                                          submission_id_value=sid)
+    return validation.part_submission(rnd, who, topic, doc, grades_value=grades,
+                                      submission_id_value=sid)
 
 
 def test_a_subtopic_round_records_its_topics_subtopics(store):
     rnd = get_round(store, "div")
-    assert rnd.subtopics_of("1") == ["1", "2", "3"]
-    assert rnd.subtopics_of("2") == ["1", "2"]
-    assert rnd.subtopics["2"][1] == ("2", "The car maker.")
+    assert rnd.parts_of("1") == ["1", "2", "3"]
+    assert rnd.parts_of("2") == ["1", "2"]
+    assert rnd.parts["2"][1] == ("2", "The car maker.")
 
 
 def test_a_subtopic_round_is_refused_when_a_topic_has_no_subtopics(tmp_path):
@@ -53,12 +53,12 @@ def test_a_subtopic_round_is_refused_when_a_topic_has_no_subtopics(tmp_path):
 
 def test_one_submission_stores_a_grade_per_subtopic_and_a_retry_once(store):
     items = _submission(store, "s" * 16, {"1": 2, "2": 0, "3": 1})
-    assert [(j.subtopic, j.grade, j.submission_id) for j in items] == [
+    assert [(j.part, j.grade, j.submission_id) for j in items] == [
         ("1", 2, "s" * 16 + "~1"), ("2", 0, "s" * 16 + "~2"), ("3", 1, "s" * 16 + "~3")]
     assert record(store, items) == (3, 0)
     assert record(store, items) == (0, 3)
-    rows = effective_judgments(store, "div", per_subtopic=True).to_pylist()
-    assert [(r["subtopic"], r["grade"]) for r in rows] == [("1", 2), ("2", 0), ("3", 1)]
+    rows = effective_judgments(store, "div", per_part=True).to_pylist()
+    assert [(r["part"], r["grade"]) for r in rows] == [("1", 2), ("2", 0), ("3", 1)]
     plain = effective_judgments(store, "div").to_pylist()
     assert [(r["doc_id"], r["grade"]) for r in plain] == [("d1", 2)]  # relevant to any
 
@@ -86,8 +86,8 @@ def test_a_judgment_in_code_must_name_one_of_the_topics_subtopics(store):
     with pytest.raises(StoreError, match="judges subtopics"):
         record(store, [Judgment("div", "ann", "1", "d1", 1, submission_id="x" * 16)])
     with pytest.raises(StoreError, match="'4' is not one of topic 1's subtopics"):
-        record(store, [Judgment("div", "ann", "1", "d1", 1, subtopic="4")])
-    record(store, [Judgment("div", "ann", "1", "d1", 1, subtopic="3")])
+        record(store, [Judgment("div", "ann", "1", "d1", 1, part="4")])
+    record(store, [Judgment("div", "ann", "1", "d1", 1, part="3")])
 
 
 def test_a_plain_round_refuses_a_subtopic(tmp_path):
@@ -97,18 +97,18 @@ def test_a_plain_round_refuses_a_subtopic(tmp_path):
     add_assessor(s, "ann")
     assign(s, "plain", ["ann"])
     with pytest.raises(StoreError, match="documents as a whole"):
-        record(s, [Judgment("plain", "ann", "1", "d1", 1, subtopic="1")])
+        record(s, [Judgment("plain", "ann", "1", "d1", 1, part="1")])
     s.close()
 
 
 def test_undo_is_per_assessor_pair_and_subtopic(store):
     record(store, _submission(store, "a" * 16, {"1": 2, "2": 0, "3": 1}))
-    record(store, [Judgment("div", "ann", "1", "d1", 0, subtopic="1")])  # a correction
-    record(store, [Judgment("div", "ann", "1", "d1", None, kind="retract", subtopic="1")])
-    rows = effective_judgments(store, "div", per_subtopic=True).to_pylist()
-    assert [(r["subtopic"], r["grade"]) for r in rows] == [("1", 2), ("2", 0), ("3", 1)]
+    record(store, [Judgment("div", "ann", "1", "d1", 0, part="1")])  # a correction
+    record(store, [Judgment("div", "ann", "1", "d1", None, kind="retract", part="1")])
+    rows = effective_judgments(store, "div", per_part=True).to_pylist()
+    assert [(r["part"], r["grade"]) for r in rows] == [("1", 2), ("2", 0), ("3", 1)]
     with pytest.raises(StoreError, match="nothing to undo.*subtopic '2'"):
-        record(store, [Judgment("div", "bob", "1", "d1", None, kind="retract", subtopic="2")])
+        record(store, [Judgment("div", "bob", "1", "d1", None, kind="retract", part="2")])
 
 
 def test_the_page_undo_takes_back_the_documents_latest_submission_whole(store):
@@ -118,10 +118,10 @@ def test_the_page_undo_takes_back_the_documents_latest_submission_whole(store):
     assert (done.doc_id, done.duplicate) == ("d2", False)
     again = undo_in_store(store, "div", "ann", "1", "u" * 16)
     assert (again.doc_id, again.duplicate) == ("d2", True)
-    rows = effective_judgments(store, "div", per_subtopic=True).to_pylist()
-    assert {(r["doc_id"], r["subtopic"]) for r in rows} == {("d1", "1"), ("d1", "2"), ("d1", "3")}
-    kinds = store.con.execute("SELECT submission_id, subtopic FROM judgments WHERE kind = 'retract' "
-                              "ORDER BY subtopic").fetchall()
+    rows = effective_judgments(store, "div", per_part=True).to_pylist()
+    assert {(r["doc_id"], r["part"]) for r in rows} == {("d1", "1"), ("d1", "2"), ("d1", "3")}
+    kinds = store.con.execute("SELECT submission_id, part FROM judgments WHERE kind = 'retract' "
+                              "ORDER BY part").fetchall()
     assert kinds == [("u" * 16 + "~1", "1"), ("u" * 16 + "~2", "2"), ("u" * 16 + "~3", "3")]
 
 
@@ -139,9 +139,42 @@ def test_an_old_store_upgrades_with_plain_judgments_kept(tmp_path):
                 "kind, grade, judged_at) VALUES ('s', 'r', '1', 'd1', 'ann', 'judge', 1, now())")
     con.close()
     s = Store(path)
-    assert s.con.execute("SELECT grade, subtopic FROM judgments").fetchall() == [(1, None)]
+    assert s.con.execute("SELECT grade, part FROM judgments").fetchall() == [(1, None)]
     assert s.one("n", "SELECT count(*) FROM subtopic_qrels") == (0,)
     s.close()
+
+
+def test_a_subtopic_round_judged_before_rounds_named_their_item_type_reads_and_derives_alike(
+        store):
+    """A store of schema 15 (judgments' `subtopic` column, rounds without `item_type`)
+    upgrades to the judged item: the round judges subtopics, every judgment's subtopic is its
+    part, and the round derives the subtopic qrels it derived before."""
+    from pooling.judging.rules import derive_qrels
+    from pooling.store.qrels import subtopic_qrels_table
+    from pooling.store.schema import SCHEMA_VERSION
+    _two_assessors_judge(store)
+    derive_qrels(store, "majority", "before", round_id="div", tie="higher")
+    per_part = effective_judgments(store, "div", per_part=True).to_pylist()
+    per_doc = effective_judgments(store, "div").to_pylist()
+    path = store.path
+    # The store as schema 15 wrote it: the last upgrade taken back by hand.
+    store.con.execute("ALTER TABLE judgments RENAME COLUMN part TO subtopic")
+    store.con.execute("ALTER TABLE judge_calls RENAME COLUMN part TO subtopic")
+    store.con.execute("ALTER TABLE rounds DROP COLUMN item_type")
+    store.con.execute("UPDATE store_meta SET value = '15' WHERE key = 'schema_version'")
+    store.close()
+    with Store(path) as s:
+        assert s.schema_version() == SCHEMA_VERSION
+        rnd = get_round(s, "div")
+        assert (rnd.item_type, rnd.item.part, rnd.parts_of("1")) == ("subtopic", "subtopic",
+                                                                     ["1", "2", "3"])
+        assert effective_judgments(s, "div", per_part=True).to_pylist() == per_part
+        assert effective_judgments(s, "div").to_pylist() == per_doc
+        derive_qrels(s, "majority", "after", round_id="div", tie="higher")
+        assert (subtopic_qrels_table(s, "after").to_pylist()
+                == subtopic_qrels_table(s, "before").to_pylist())
+        assert s.one("plain round", "SELECT item_type FROM rounds WHERE round_id = 'div'") == (
+            "subtopic",)
 
 
 def test_a_subtopic_batch_has_a_row_per_subtopic_and_imports_each_as_its_judgment(store, tmp_path):
@@ -164,8 +197,8 @@ def test_a_subtopic_batch_has_a_row_per_subtopic_and_imports_each_as_its_judgmen
         writer.writerows(rows)
     assert import_batch(store, "div", "ann", out) == (3, 0)
     assert import_batch(store, "div", "ann", out) == (0, 3)
-    per = effective_judgments(store, "div", per_subtopic=True).to_pylist()
-    assert [(r["doc_id"], r["subtopic"], r["grade"]) for r in per] == [
+    per = effective_judgments(store, "div", per_part=True).to_pylist()
+    assert [(r["doc_id"], r["part"], r["grade"]) for r in per] == [
         ("d1", "1", 2), ("d1", "2", 0), ("d1", "3", 1)]
     assert export_batch(store, "div", "ann", tmp_path / "rest.csv") == 12  # d1 is done
     rows[3]["grade"], rows[3]["subtopic"] = "1", "7"
@@ -278,12 +311,12 @@ def test_a_judge_is_asked_per_subtopic_with_its_text_and_its_calls_say_which(sto
     assert (report.pairs, report.judged, report.failed) == (15, 4, 0)
     report = judge_round(store, "prog", "div")
     assert (report.already, report.judged) == (4, 11)
-    calls = store.con.execute("SELECT query_id, doc_id, subtopic, grade, answer FROM judge_calls "
-                              "ORDER BY query_id, doc_id, subtopic").fetchall()
+    calls = store.con.execute("SELECT query_id, doc_id, part, grade, answer FROM judge_calls "
+                              "ORDER BY query_id, doc_id, part").fetchall()
     assert len(calls) == 15
     text = "Find what beekeepers do in winter."
     assert calls[1] == ("1", "d1", "2", len(text) % 3, f"bee hives | {text}")
-    rows = store.con.execute("SELECT query_id, doc_id, subtopic, grade FROM judgments "
+    rows = store.con.execute("SELECT query_id, doc_id, part, grade FROM judgments "
                              "WHERE assessor_id = 'prog' ORDER BY seq").fetchall()
     assert [r[:3] for r in rows[:4]] == [("1", "d1", "1"), ("1", "d1", "2"), ("1", "d1", "3"),
                                          ("1", "d2", "1")]

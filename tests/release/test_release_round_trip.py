@@ -213,7 +213,7 @@ def test_a_subtopic_rounds_judgments_keep_their_subtopics_and_derive_the_same_ve
                              "ORDER BY query_id, position").fetchall()
         append_judgments(s, [Judgment("d1", ada.assessor_id, q, d, (k + int(n)) % 3,
                                       subtopic=n)
-                             for k, (q, d) in enumerate(pool) for n in rnd.subtopics_of(q)])
+                             for k, (q, d) in enumerate(pool) for n in rnd.parts_of(q)])
         derive_qrels(s, "latest", "d1", round_id="d1")
         before = s.arrow("j", "SELECT query_id, doc_id, subtopic, grade FROM judgments "
                               "ORDER BY seq").to_pylist()

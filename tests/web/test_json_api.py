@@ -339,7 +339,7 @@ def test_a_subtopic_round_through_the_api_shows_subtopics_and_takes_their_grades
         undone = api.post("/api/v1/rounds/div/topics/1/undo", json={"submission_id": "u" * 20})
         assert undone.json() == {"undone": doc["doc_id"], "duplicate": False}
     with Store(campaign.path, read_only=True) as s:
-        rows = s.con.execute("SELECT subtopic, kind, grade FROM judgments WHERE round_id = 'div' "
+        rows = s.con.execute("SELECT part, kind, grade FROM judgments WHERE round_id = 'div' "
                              "ORDER BY seq").fetchall()
     assert rows == [("1", "judge", 0), ("2", "judge", 2), ("1", "retract", None),
                     ("2", "retract", None)]

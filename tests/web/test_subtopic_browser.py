@@ -72,7 +72,7 @@ def test_an_assessor_grades_each_subtopic_by_keyboard_and_the_grades_are_stored(
         browser.close()
     server.stop()
     with Store(campaign.path, read_only=True) as s:
-        rows = s.con.execute("SELECT doc_id, subtopic, kind, grade FROM judgments "
+        rows = s.con.execute("SELECT doc_id, part, kind, grade FROM judgments "
                              "WHERE round_id = 'div' ORDER BY seq").fetchall()
     assert rows[:3] == [(first, "1", "judge", 2), (first, "2", "judge", 1), (first, "3", "judge", 1)]
     assert rows[3:6] == [(second, "1", "judge", 0), (second, "2", "judge", 0),

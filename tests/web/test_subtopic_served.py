@@ -20,7 +20,7 @@ from pooling.judging.judgments import Judgment, append_judgments
 from pooling.store import Store
 with Store(sys.argv[1]) as s:
     assert s.remote
-    print(append_judgments(s, [Judgment("div", "ann", "1", "d1", g, subtopic=n,
+    print(append_judgments(s, [Judgment("div", "ann", "1", "d1", g, part=n,
                               submission_id="tool-000000000000000" + n)
                      for n, g in (("1", 2), ("2", 0))]))
 """
@@ -40,5 +40,5 @@ def test_subtopic_judgments_sent_to_a_served_store_keep_their_subtopic(tmp_path)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "(2, 0)"
     with Store(campaign.path, read_only=True) as s:
-        rows = s.con.execute("SELECT doc_id, subtopic, grade FROM judgments ORDER BY seq").fetchall()
+        rows = s.con.execute("SELECT doc_id, part, grade FROM judgments ORDER BY seq").fetchall()
     assert rows == [("d1", "1", 2), ("d1", "2", 0)]
