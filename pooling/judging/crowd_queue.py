@@ -19,7 +19,7 @@ answered the rest), nothing is handed out, gold neither: gold measures a worker 
 count, and a finished round hands out nothing and shows as done.
 
 Nothing here reads the store or the clock: the store path (`pooling.judging.queue`) counts
-answers from the history, the judging server (`pooling.web.live`) keeps the counts and the
+answers from the history, the judging server (`pooling.web.crowd_counts`) keeps the counts and the
 claims (`Claims`) in memory. A claim is the document handed to a worker and not answered yet;
 it counts toward K for everyone else until it is answered, replaced by the worker's next
 claim in the topic, or its lease (`LEASE_SECONDS`) runs out, so a worker who leaves blocks a

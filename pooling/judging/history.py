@@ -276,7 +276,7 @@ _JUDGED_BY_ANYONE_PER_TOPIC = _STEPS.format(left_out="SELECT NULL WHERE false") 
 # automatic judge's (a judge's grades join qrels only through a rule that names it) nor an
 # organiser's (a check or an adjudication, which no rule counts as a vote). The one rule of
 # the K count: the store's counts (`answers_per_pair`, `pooling.judging.queue.topic_queue`)
-# and the judging server's (`pooling.web.live`) all leave out these assessors.
+# and the judging server's (`pooling.web.crowd_counts`) all leave out these assessors.
 NOT_COUNTED_TOWARD_K = ("SELECT assessor_id FROM assessors "
                         "WHERE kind = 'model' OR role = 'organiser'")
 

@@ -24,7 +24,8 @@ from pooling.judging.judgments import JudgmentRefused, NothingToUndo
 from pooling.web.bodies import BodyRefused, read_json
 from pooling.web.campaign import JudgingPage, RoundProgress, TopicDone
 from pooling.web.gate import StoreGate
-from pooling.web.live import LiveCampaign, WriteFailed
+from pooling.web.judgment_writer import WriteFailed
+from pooling.web.live import LiveCampaign
 from pooling.web.openapi import DOCUMENT
 from pooling.web.pages import answer, conflict_error, gate, write_failed
 from pooling.web.round_progress import organiser_rounds

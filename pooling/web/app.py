@@ -22,7 +22,8 @@ from pooling.web import assessor_views as a
 from pooling.web import organiser_views as o
 from pooling.web.gate import ReadAbandoned, StoreGate
 from pooling.web.handout_proof import HandoutProof
-from pooling.web.live import BOOK_TABLES, LiveCampaign, WriteFailed
+from pooling.web.judgment_writer import WriteFailed
+from pooling.web.live import BOOK_TABLES, LiveCampaign
 from pooling.web.openapi import API_ROOT
 from pooling.web.pages import (
     PENDING_COOKIES,

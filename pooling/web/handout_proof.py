@@ -3,7 +3,7 @@
 A worker of a crowd round may answer only a document handed to them
 (`pooling.judging.crowd_queue.may_answer`), and the judging server records every handout in
 the store (`pooling.judging.handouts`) so that claims and that right survive a restart. The
-record is written in the background (`pooling.web.live.JudgmentWriter`: once no judgment
+record is written in the background (`pooling.web.judgment_writer.JudgmentWriter`: once no judgment
 waits, within `HANDOUT_SECONDS` under load): a page is shown as soon as its document is
 claimed in memory, and never waits for a commit. What a page shows
 carries a token signed with a key of the server's over (round, worker, topic, document); the

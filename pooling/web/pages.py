@@ -30,7 +30,8 @@ from pooling.errors import SubmissionConflict
 from pooling.judging.judgments import Judgment
 from pooling.web.bodies import read_json
 from pooling.web.gate import StoreGate
-from pooling.web.live import LiveCampaign, Miss
+from pooling.web.held_state import Miss
+from pooling.web.live import LiveCampaign
 from pooling.web.routing import segment
 from pooling.web.sessions import SESSION_COOKIE, Session, SessionSigner, same_token
 from pooling.web.throttle import LoginThrottle, client_address

@@ -49,7 +49,7 @@ from pooling.store.remote import (
 )
 from pooling.web.bodies import BodyRefused, read_json
 from pooling.web.gate import StoreGate
-from pooling.web.live import JudgmentWriter, WriteFailed
+from pooling.web.judgment_writer import JudgmentWriter, WriteFailed
 from pooling.web.pages import conflict_error
 from pooling.web.session_writes import SessionWrites
 from pooling.web.throttle import LoginThrottle, client_address

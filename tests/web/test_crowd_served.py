@@ -438,11 +438,11 @@ def test_a_crowd_page_is_shown_without_waiting_for_its_handout_s_commit(tmp_path
     token that proves the handout meanwhile."""
     import threading
 
-    import pooling.web.live as live_module
+    import pooling.web.judgment_writer as writer_module
 
     path, tokens = crowd_store(tmp_path, k=3, rate=0.01)
     release, recorded = threading.Event(), []
-    stored = live_module.record_handouts
+    stored = writer_module.record_handouts
 
     def held_back(con, rows):  # the commit of the handouts waits until the page was shown
         if not release.wait(60):
@@ -450,7 +450,7 @@ def test_a_crowd_page_is_shown_without_waiting_for_its_handout_s_commit(tmp_path
         stored(con, rows)
         recorded.extend(rows)
 
-    monkeypatch.setattr(live_module, "record_handouts", held_back)
+    monkeypatch.setattr(writer_module, "record_handouts", held_back)
     with app_on(path) as app:
         page = logged_in(app, tokens["w1"]).get("/rounds/c/topics/1")
         assert page.status_code == 200

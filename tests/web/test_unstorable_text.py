@@ -20,7 +20,8 @@ from pooling.judging.judgments import Judgment, append_judgments, record
 from pooling.store import Store
 from pooling.store.remote import token_file
 from pooling.web.gate import StoreGate
-from pooling.web.live import LiveCampaign, WriteFailed
+from pooling.web.judgment_writer import WriteFailed
+from pooling.web.live import LiveCampaign
 
 LONE = "\udfff"  # what json.loads makes of the escape "\udfff": half of a UTF-16 pair
 
