@@ -38,9 +38,6 @@ from pooling.store.core import Store
 from pooling.web.highlight import highlight, query_terms
 from pooling.web.topic_order import in_topic_order, topic_key
 
-GRADE_LABELS = {-2: "Junk", -1: "Spam", 0: "Not relevant", 1: "Relevant", 2: "Highly relevant",
-                3: "Perfectly relevant", 4: "Navigational"}
-
 
 @dataclass(frozen=True)
 class Grade:
@@ -184,9 +181,10 @@ def _judged_per_topic(store: Store, round_id: str, assessor_id: str) -> Counter:
 
 
 def scale_of(rnd: Round) -> list[Grade]:
-    """The round's scale with shortcuts: the grade's own digit when every grade is one."""
+    """The round's scale with shortcuts (the grade's own digit when every grade is one) and
+    the words its item type gives its grades."""
     digits = all(0 <= g <= 9 for g in rnd.grades)
-    return [Grade(g, str(g) if digits else str(i + 1), GRADE_LABELS.get(g, f"Grade {g}"))
+    return [Grade(g, str(g) if digits else str(i + 1), rnd.item.scale.word(g))
             for i, g in enumerate(rnd.grades)]
 
 
