@@ -212,18 +212,18 @@ def test_a_subtopic_rounds_judgments_keep_their_subtopics_and_derive_the_same_ve
         pool = s.con.execute("SELECT query_id, doc_id FROM pool_entries WHERE round_id = 'd1' "
                              "ORDER BY query_id, position").fetchall()
         append_judgments(s, [Judgment("d1", ada.assessor_id, q, d, (k + int(n)) % 3,
-                                      subtopic=n)
+                                      part=n)
                              for k, (q, d) in enumerate(pool) for n in rnd.parts_of(q)])
         derive_qrels(s, "latest", "d1", round_id="d1")
-        before = s.arrow("j", "SELECT query_id, doc_id, subtopic, grade FROM judgments "
+        before = s.arrow("j", "SELECT query_id, doc_id, part, grade FROM judgments "
                               "ORDER BY seq").to_pylist()
     out = tmp_path / "release"
     cli("release", store, out)
     rebuilt = tmp_path / "rebuilt.duckdb"
     cli("import", "release", rebuilt, out)
     with Store(rebuilt) as b:
-        after = b.arrow("j", "SELECT query_id, doc_id, subtopic, grade FROM judgments "
+        after = b.arrow("j", "SELECT query_id, doc_id, part, grade FROM judgments "
                              "ORDER BY seq").to_pylist()
-        assert after == before and all(r["subtopic"] for r in after)
+        assert after == before and all(r["part"] for r in after)
         derive_qrels(b, "latest", "again", round_id="d1")  # the history makes the same version
         assert subtopic_qrels_table(b, "again") == subtopic_qrels_table(b, "d1")
