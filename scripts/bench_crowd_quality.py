@@ -89,8 +89,8 @@ def main() -> None:
     args = parser.parse_args()
     from starlette.testclient import TestClient
 
+    from pooling.crowds.quality import round_quality
     from pooling.judging.assessors import issue_token
-    from pooling.judging.crowd_quality import round_quality
     from pooling.store import Store
     from pooling.web.app import create_app
     from pooling.web.organiser_views import WorkerReports

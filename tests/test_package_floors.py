@@ -29,10 +29,11 @@ FLOORS: list[list[str]] = [
     # Model judges' backends: pairs with their texts in, verdicts out, no store (the core
     # reads a backend's declared scale).
     ["judge_backends"],
-    ["judging"],  # rounds, assessors, judgments: the judging core
+    ["judging"],  # item types, rounds, assessors, judgments, queues, rules: the judging core
+    ["crowds"],  # crowd rounds: the queue policy, gold, workers' quality and decisions
     ["judges"],  # model judges and juries, built on the core
-    # Agreement and triage read from a store: the label sets of stored judges, people, qrels.
-    ["agreement.sources", "agreement.label_agreement", "agreement.triage"],
+    # Label sets read from a store (stored judges, people, qrels) and agreement between them.
+    ["label_sets"],
     ["leaderboard"],  # systems ranked, compared and tested for significance
     ["release"],  # a collection published: the bundle, its datasheet, and the rebuild from it
     ["web"],  # the judging server
@@ -174,3 +175,92 @@ def test_the_floor_list_names_only_packages_and_modules_that_exist():
     for entries in FLOORS:
         for entry in entries:
             assert f"pooling.{entry}" in MODULES, f"FLOORS names {entry}, which is not a module"
+
+
+# -- packages as the units ------------------------------------------------------------------
+
+LARGEST_SHARE = 0.12  # of pooling's lines, the most one top-level package may hold
+
+
+def package_of(name: str) -> str:
+    """The top-level package (or module) of pooling a module belongs to: `judging` for
+    `pooling.judging.rounds`, `errors` for `pooling.errors`."""
+    return name.removeprefix("pooling").removeprefix(".").split(".")[0]
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Top-level package -> the other top-level packages its modules import."""
+    graph: dict[str, set[str]] = {}
+    for name, (imported, _) in GRAPH.items():
+        if name == "pooling":
+            continue
+        graph.setdefault(package_of(name), set()).update(
+            package_of(other) for other in imported if other != "pooling")
+    return {package: others - {package} for package, others in graph.items()}
+
+
+def test_every_package_sits_on_one_floor_whole():
+    """A floor names whole top-level packages: no part of a package sits on another floor
+    than the rest of it, so the floors hold for packages as they do for modules."""
+    inner = [entry for entries in FLOORS for entry in entries if "." in entry]
+    assert inner == []
+    split = {package: sorted({floor_of(name) for name in MODULES
+                              if package_of(name) == package})
+             for package in package_graph()}
+    assert {package: floors for package, floors in split.items() if len(floors) > 1} == {}
+
+
+def test_no_package_imports_one_that_imports_it():
+    graph = package_graph()
+    state: dict[str, str] = {}
+    cycles = []
+
+    def visit(package: str, path: list[str]) -> None:
+        if state.get(package) == "done":
+            return
+        if state.get(package) == "open":
+            cycles.append(" -> ".join([*path[path.index(package):], package]))
+            return
+        state[package] = "open"
+        for other in sorted(graph[package]):
+            visit(other, [*path, package])
+        state[package] = "done"
+
+    for package in sorted(graph):
+        visit(package, [])
+    assert cycles == []
+
+
+def test_no_package_imports_a_package_on_a_floor_above_it():
+    upward = [f"{package} (floor {floor_of('pooling.' + package)}) imports {other} "
+              f"(floor {floor_of('pooling.' + other)})"
+              for package, others in sorted(package_graph().items()) for other in sorted(others)
+              if floor_of("pooling." + other) > floor_of("pooling." + package)]
+    assert upward == []
+
+
+def package_lines() -> dict[str, int]:
+    """Top-level package -> the lines of its Python source."""
+    lines: dict[str, int] = {}
+    for name, path in MODULES.items():
+        if name != "pooling":
+            lines[package_of(name)] = (lines.get(package_of(name), 0)
+                                       + len(path.read_text().splitlines()))
+    return lines
+
+
+def test_no_package_holds_more_than_twelve_percent_of_the_lines():
+    lines = package_lines()
+    total = sum(lines.values()) + len(MODULES["pooling"].read_text().splitlines())
+    over = {package: f"{n / total:.1%}" for package, n in lines.items()
+            if n > LARGEST_SHARE * total}
+    assert over == {}
+
+
+def test_the_package_checks_see_the_packages_and_their_imports():
+    """The checks above read a graph that holds what the package is made of: the judging
+    core imports the store, the web pages the core, and the core no crowd module."""
+    graph = package_graph()
+    assert {"judging", "crowds", "judges", "label_sets", "web", "cli"} <= set(graph)
+    assert "store" in graph["judging"] and "judging" in graph["web"]
+    assert "judging" in graph["crowds"] and "crowds" not in graph["judging"]

@@ -6,8 +6,8 @@ Families: `kappa` (Cohen, Fleiss, confusion matrix), `alpha` (Krippendorff), `ov
 (Voorhees), `classifier` (judge vs primary), `partition` (purity, NMI, AMI), `rankings`
 (Kendall tau, tau_ap, Spearman over system scores) and `report` (a round's summary).
 Two label sets (A the reference, B the other): `labels.compare_labels` pair by pair,
-`systems.system_agreement` over the runs they score; `label_agreement` does both on a store
-(`qrels_agreement`, `judge_agreement`) from the label sets of `sources`.
+`systems.system_agreement` over the runs they score; `pooling.label_sets.agreement` does both
+on a store (`qrels_agreement`, `judge_agreement`). Nothing here reads a store.
 """
 
 from pooling.agreement.alpha import krippendorff_alpha

@@ -85,7 +85,7 @@ def agreement(
         raise StoreError(f"--format must be table, csv, json or html, not {format!r}")
     if format == "table" and output is not None:
         raise StoreError("--format table prints to the terminal; use csv, json or html with -o")
-    from pooling.agreement.label_agreement import judge_agreement, qrels_agreement
+    from pooling.label_sets.agreement import judge_agreement, qrels_agreement
 
     ranked_by = analysed_measure(measure, primary)
     # Writable: scoring runs on a qrels version fills the store's evaluation cache.

@@ -67,7 +67,7 @@ def quality(
     of their pairs on which they agree with the other workers' majority."""
     import io
 
-    from pooling.judging.crowd_quality import round_quality
+    from pooling.crowds.quality import round_quality
     from pooling.output_files import write_text
     from pooling.store import Store
 
@@ -128,7 +128,7 @@ def flag(
     """Flag workers of a crowd round (they keep judging), or withdraw them (--withdraw). Every
     judgment they made stays in the history and in derived qrels; the decision is recorded
     with who decided, why, and with --below the measure, the worker's value and the bar."""
-    from pooling.judging.crowd_quality import decide, flag_below
+    from pooling.crowds.quality import decide, flag_below
     from pooling.store import Store
 
     decision = "withdraw" if withdraw else "flag"
@@ -164,7 +164,7 @@ def clear(
 ) -> None:
     """Undo a flag or a withdrawal: the workers are handed pairs again. The earlier decisions
     stay in the record."""
-    from pooling.judging.crowd_quality import decide
+    from pooling.crowds.quality import decide
     from pooling.store import Store
 
     with Store(store) as s:
@@ -182,7 +182,7 @@ def decisions(
 ) -> None:
     """The record of decisions about workers, in the order made: who decided what, when, why,
     and on which figure."""
-    from pooling.judging.worker_decisions import decision_record
+    from pooling.crowds.decisions import decision_record
     from pooling.store import Store
 
     with Store(store, read_only=True) as s:
@@ -233,7 +233,7 @@ def gold_questions(
     of each topic, relevant and not alike) and mix them into every worker's queue from the
     next pair on. Gold pairs look like any other pair to workers and never enter a qrels
     version derived from the round."""
-    from pooling.judging.crowd_simulation import gold_sample
+    from pooling.crowds.simulation import gold_sample
     from pooling.judging.rounds import gold_count, set_gold
     from pooling.store import Store
 
@@ -271,7 +271,7 @@ def simulate(
     left to hand them: reliable workers (right 85% of the time), sloppy ones and spammers,
     each with a known confusion matrix, answers drawn from --truth. For trying a design
     (redundancy, gold rate, rule, bar) before a real crowd costs money."""
-    from pooling.judging.crowd_simulation import play_round, simulated_crowd, truth_grades
+    from pooling.crowds.simulation import play_round, simulated_crowd, truth_grades
     from pooling.judging.rounds import get_round
     from pooling.output_files import write_bytes
     from pooling.store import Store

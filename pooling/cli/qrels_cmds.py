@@ -145,7 +145,7 @@ def qrels_workers(
     likely they answer each grade when the truth is each grade, as the model had it."""
     import json
 
-    from pooling.judging.model_rules import worker_confusion
+    from pooling.crowds.model_rules import worker_confusion
     from pooling.store import Store
 
     with Store(store, read_only=True) as s:

@@ -170,8 +170,8 @@ def simulate_triage_command(
     A pair counts when every judge graded it and the truth grades it (see --unjudged). Ties in
     triage order are taken in random order too, as an expected value.
     """
-    from pooling.agreement.triage import store_triage_replay
     from pooling.errors import PoolingError
+    from pooling.label_sets.triage import store_triage_replay
     from pooling.strategies.replays.triage import triage_replay
 
     try:

@@ -29,6 +29,13 @@ import pyarrow as pa
 
 from pooling.agreement.aggregation import aggregate
 from pooling.agreement.errors import AgreementError
+from pooling.crowds.model_rules import (
+    gold_grades,
+    model_params,
+    save_model_outputs,
+    task_id,
+    task_pair,
+)
 from pooling.errors import StoreError
 from pooling.judges.model_judges import (
     BATCH,
@@ -41,13 +48,6 @@ from pooling.judges.model_judges import (
     list_judges,
 )
 from pooling.judging.history import judge_current
-from pooling.judging.model_rules import (
-    gold_grades,
-    model_params,
-    save_model_outputs,
-    task_id,
-    task_pair,
-)
 from pooling.judging.rounds import get_round, gold_pairs
 from pooling.judging.sampled_rounds import is_sampled_round
 from pooling.store.core import Store

@@ -20,9 +20,9 @@ from pooling.agreement.aggregation import accuracy, cross_validated_labels, gold
 from pooling.agreement.alpha import alpha_from_counts
 from pooling.agreement.errors import AgreementError
 from pooling.agreement.kappa import contingency, kappa_from_confusion
+from pooling.crowds.model_rules import crowd_labels, gold_grades
 from pooling.errors import StoreError
 from pooling.judges.juries import JURY_RULES, jury_labels, round_jurors
-from pooling.judging.model_rules import crowd_labels, gold_grades
 from pooling.store.core import Store
 
 

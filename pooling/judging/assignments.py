@@ -7,9 +7,9 @@ and anything not queued, may judge nothing.
 
 A crowd round (`Round.crowd`) is open: every person assessor may judge every queued document
 and every gold document of every topic of the round, with no assignment, unless the
-organiser has withdrawn them from the round (`pooling.judging.worker_decisions`); automatic
+organiser has withdrawn them from the round (`pooling.crowds.decisions`); automatic
 judges and revoked people are not among its workers. What each worker is handed next is
-`pooling.judging.crowd_queue`, and a worker judges only what was handed to them
+`pooling.crowds.queue_policy`, and a worker judges only what was handed to them
 (`pooling.judging.handouts`).
 
 `load_assignments` reads the rows the rule needs (the whole round, or one topic, or one
@@ -21,16 +21,32 @@ rule is written once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import pyarrow as pa
 
-from pooling.judging.crowd_queue import may_answer
 from pooling.judging.handouts import handed_docs
+from pooling.judging.plugins import Registry
 from pooling.judging.rounds import Round, crowd_rounds, get_round, gold_pairs
-from pooling.judging.worker_decisions import withdrawn_workers
 from pooling.store.core import Store
 
 ORGANISER = "organiser"
+
+
+class MayJudge(Protocol):
+    """A rule a package above the core adds to who may judge what in a round (registered in
+    `MAY_JUDGE`; crowds add theirs: only what was handed out, withdrawn workers closed out)."""
+
+    def withdrawn(self, store: Store, rnd: Round) -> frozenset[str]:
+        """The people the rule closes the round to (read when a round's assignments are)."""
+        ...
+
+    def may(self, view: Assignments, assessor_id: str, query_id: str, doc_id: str) -> bool:
+        """Whether a person the round is open to may judge this unit of it."""
+        ...
+
+
+MAY_JUDGE: Registry[MayJudge] = Registry("pooling.may_judge", "may-judge extension")
 
 
 @dataclass
@@ -49,6 +65,8 @@ class Assignments:
     judges: frozenset[str] = frozenset()  # of those, automatic judges (their answers count not)
     # a crowd round's documents handed to each worker: assessor -> topic -> doc_ids
     handed: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    # the may-judge extensions (`MAY_JUDGE`) every judgment of the round also passes
+    extensions: tuple[MayJudge, ...] = ()
 
     def has_topic(self, assessor_id: str, role: str | None, query_id: str) -> bool:
         """Whether this person works on the topic (an organiser: every topic of the round;
@@ -81,7 +99,8 @@ class Assignments:
             return False
         if self.rnd.crowd and role != ORGANISER:
             return self.has_topic(assessor_id, role, query_id) and self.in_crowd_topic(
-                query_id, doc_id) and may_answer(doc_id, self.handed_to(assessor_id, query_id))
+                query_id, doc_id) and all(
+                rule.may(self, assessor_id, query_id, doc_id) for rule in self.extensions)
         if role == ORGANISER or query_id in self.whole.get(assessor_id, ()):
             return doc_id in self._queued_in(query_id)
         return (doc_id in self.overlap.get(assessor_id, {}).get(query_id, ())
@@ -194,7 +213,11 @@ def load_assignments(store: Store, rnd: Round | str, *, query_id: str | None = N
     if rnd.crowd:
         gold = gold_pairs(store, rnd)
         loaded.gold = {q: d for q, d in gold.items() if query_id is None or q == query_id}
-        loaded.withdrawn = withdrawn_workers(store, rnd.round_id)
+        # The extension of the round's queue policy is required: a crowd round whose rule is
+        # not installed refuses every answer rather than taking any.
+        loaded.extensions = (MAY_JUDGE.get(rnd.queue_policy),)
+        loaded.withdrawn = frozenset().union(*(rule.withdrawn(store, rnd)
+                                               for rule in loaded.extensions))
         judges, revoked = not_workers(store)
         loaded.judges = judges
         loaded.closed = loaded.withdrawn | judges | revoked

@@ -2,8 +2,8 @@
 
 Every document handed to a worker of a crowd round (a page shown, an API `next`, a batch
 exported, a simulated worker's task) is appended to `crowd_handouts` with the time its claim
-holds until (`pooling.judging.crowd_queue.LEASE_SECONDS` from then). The record serves two
-rules of `pooling.judging.crowd_queue`: a worker may answer only a document handed to them
+holds until (`pooling.crowds.queue_policy.LEASE_SECONDS` from then). The record serves two
+rules of `pooling.crowds.queue_policy`: a worker may answer only a document handed to them
 (`may_answer`), so nobody pushes a pair past K by answering what they were never given; and a
 live claim counts toward the pair's K for everyone else, in the store's queue as in the
 judging server's memory, which reloads the claims from here after a restart.

@@ -23,14 +23,13 @@ of the topic (`ChosenQueue`).
 
 from __future__ import annotations
 
-from collections import Counter, deque
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from pooling.judging.assignments import load_assignments
-from pooling.judging.crowd_queue import LEASE_SECONDS, has_work, next_docs
-from pooling.judging.handouts import handouts, live_claims, record_handouts
-from pooling.judging.history import effective_judgments, not_counted_toward_k
+from pooling.judging.history import effective_judgments
+from pooling.judging.plugins import Registry
 from pooling.judging.rounds import Round, choose_next, get_round, stopped, topic_rankings
 from pooling.store.core import Store
 
@@ -305,123 +304,67 @@ class ChosenQueue(OneTopicQueue):
         return None
 
 
-class CrowdQueue(OneTopicQueue):
-    """One worker's documents of one topic of a crowd round, from the answers so far
-    (`pooling.judging.crowd_queue.next_docs`, the one rule; the judging server adds the
-    claims of documents handed out and not answered yet). Reads nothing."""
+class QueuePolicy(Protocol):
+    """How a round hands a person the next documents of a topic: static and adaptive rounds
+    here, crowd rounds from `pooling.crowds` (registered in `QUEUE_POLICIES` under the name
+    `Round.queue_policy` gives)."""
 
-    adaptive = False
+    def topic_queue(self, store: Store, rnd: Round, assessor_id: str, query_id: str
+                    ) -> PairQueue:
+        """A person's queue of one topic, read from the store."""
+        ...
 
-    def __init__(self, rnd: Round, assessor_id: str, query_id: str, docs: Sequence[str],
-                 gold: Sequence[str], answers: Mapping[str, int], mine: Collection[str], *,
-                 claimed: Mapping[str, int] | None = None, held: str | None = None,
-                 closed: bool = False, order: Iterable[str] | None = None,
-                 on_handed: Callable[[list[str]], None] | None = None):
-        self._query_id = query_id
-        self._rnd = rnd
-        self._assessor = assessor_id
-        self._gold = list(gold)
-        self._docs = docs  # gold documents among them are never handed out as regular pairs
-        self._answers = answers
-        self._claimed = claimed or {}
-        self._mine = set(mine)
-        self._held = held
-        self._closed = closed
-        self._order = order  # the open pairs in the rule's order, when the caller keeps them
-        self._on_handed = on_handed  # records what is handed out (the store's claims)
-        self.handed_out = 0
-        self.judged_before = len(self._mine)
-
-    def next_pairs(self, limit: int | None = None) -> list[Pair]:
-        if self._closed or limit == 0:
-            return []
-        docs = next_docs(self._assessor, self._docs, redundancy=self._rnd.redundancy,
-                         answers=self._answers, claimed=self._claimed, mine=self._mine,
-                         gold=self._gold, gold_rate=self._rnd.gold_rate,
-                         gold_answered=len(self._mine & set(self._gold)), held=self._held,
-                         limit=limit if limit is not None else len(self._docs) + len(self._gold),
-                         order=self._order)
-        if docs and self._on_handed is not None:
-            self._on_handed([d for d in docs if d != self._held])  # a held one is claimed already
-        self._mine.update(docs)
-        self._held = None
-        self.handed_out += len(docs)
-        return [(self._query_id, d) for d in docs]
-
-    def has_next(self) -> bool:
-        """Whether the queue would hand out a document now (without handing it out)."""
-        return not self._closed and has_work(
-            self._docs, redundancy=self._rnd.redundancy, answers=self._answers,
-            claimed=self._claimed, mine=self._mine, gold=self._gold, gold_rate=self._rnd.gold_rate,
-            gold_answered=len(self._mine & set(self._gold)), held=self._held, order=self._order,
-            worker=self._assessor)
-
-    def failed(self, pairs: Iterable[Pair]) -> None:
-        pass
-
-    def remaining(self) -> int | None:
-        return None  # it depends on what the other workers answer meanwhile
+    def topic_done(self, store: Store, rnd: Round, assessor_id: str, query_id: str) -> bool:
+        """Whether the person has nothing more to judge in the topic now (handing nothing
+        out)."""
+        ...
 
 
-def answer_counts(table, left_out: Collection[str] = ()) -> dict[str, int]:
-    """doc_id -> distinct people with a current answer, from `effective_judgments(...,
-    answers=True)` of one topic; left_out: assessors whose answers count toward no K
-    (`pooling.judging.history.not_counted_toward_k`)."""
-    counts: dict[str, int] = {}
-    for a, d in zip(table["assessor_id"].to_pylist(), table["doc_id"].to_pylist(), strict=True):
-        if a not in left_out:
-            counts[d] = counts.get(d, 0) + 1
-    return counts
+QUEUE_POLICIES: Registry[QueuePolicy] = Registry("pooling.queue_policies", "queue policy")
+
+
+class _OwnProgress:
+    """Static and adaptive rounds: adaptive ones learn from every assessor's judgments of the
+    topic (`ChosenQueue`); static ones follow the person's own progress through what they may
+    judge (`TopicQueue`)."""
+
+    def __init__(self, adaptive: bool):
+        self.adaptive = adaptive
+
+    def topic_queue(self, store: Store, rnd: Round, assessor_id: str, query_id: str
+                    ) -> PairQueue:
+        judged = effective_judgments(store, rnd.round_id, query_id=query_id,
+                                     assessor_id=None if self.adaptive else assessor_id,
+                                     answers=not self.adaptive)
+        made = sorted(zip(*(judged[c].to_pylist() for c in ("doc_id", "grade", "seq")),
+                          strict=True), key=lambda t: t[2])
+        if self.adaptive:
+            return ChosenQueue(store, rnd, query_id, [(d, g) for d, g, _ in made])
+        loaded = load_assignments(store, rnd, query_id=query_id, assessor_id=assessor_id)
+        docs = loaded.docs_for(assessor_id, "assessor", query_id) or []
+        return static_topic_queue(rnd, query_id, docs, {d: (g, seq) for d, g, seq in made})
+
+    def topic_done(self, store: Store, rnd: Round, assessor_id: str, query_id: str) -> bool:
+        return first_document(self.topic_queue(store, rnd, assessor_id, query_id)) is None
+
+
+QUEUE_POLICIES.register("static", _OwnProgress(adaptive=False))
+QUEUE_POLICIES.register("adaptive", _OwnProgress(adaptive=True))
 
 
 def topic_queue(store: Store, rnd: Round, assessor_id: str, query_id: str) -> PairQueue:
-    """A person's queue of one topic, read from the store. Static rounds: their documents
-    not judged yet (`TopicQueue`); adaptive rounds: the strategy's choice from the people's
-    judgments of the topic (`ChosenQueue`); crowd rounds: the crowd rule over everyone's
-    answers (`CrowdQueue`). Either way the stopping rule ends it early."""
-    if rnd.crowd:
-        everyone = effective_judgments(store, rnd.round_id, query_id=query_id, answers=True)
-        mine = {d for a, d in zip(everyone["assessor_id"].to_pylist(),
-                                  everyone["doc_id"].to_pylist(), strict=True) if a == assessor_id}
-        loaded = load_assignments(store, rnd, query_id=query_id, assessor_id=assessor_id)
-        # The claims that hold now (`pooling.judging.handouts`): the others' count toward K;
-        # the worker's own latest one is handed to them again first.
-        claims = live_claims(store, rnd.round_id, query_id)
-        own = [h for h in claims if h.assessor_id == assessor_id]
-
-        def hand_out(docs: list[str]) -> None:
-            with store.transaction() as con:
-                record_handouts(con, handouts(rnd.round_id, assessor_id, query_id, docs,
-                                              LEASE_SECONDS))
-
-        return CrowdQueue(rnd, assessor_id, query_id, loaded.queue.get(query_id, []),
-                          loaded.gold.get(query_id, []),
-                          answer_counts(everyone, not_counted_toward_k(store)), mine,
-                          claimed=Counter(h.doc_id for h in claims if h.assessor_id != assessor_id),
-                          held=max(own, key=lambda h: h.handed_at).doc_id if own else None,
-                          closed=not loaded.has_topic(assessor_id, "assessor", query_id),
-                          on_handed=hand_out)
-    # Adaptive rounds learn from every assessor's judgments of the topic; static ones follow
-    # the person's own progress.
-    judged = effective_judgments(store, rnd.round_id, query_id=query_id,
-                                 assessor_id=None if rnd.adaptive else assessor_id,
-                                 answers=not rnd.adaptive)
-    made = sorted(zip(*(judged[c].to_pylist() for c in ("doc_id", "grade", "seq")), strict=True),
-                  key=lambda t: t[2])
-    if rnd.adaptive:
-        return ChosenQueue(store, rnd, query_id, [(d, g) for d, g, _ in made])
-    loaded = load_assignments(store, rnd, query_id=query_id, assessor_id=assessor_id)
-    docs = loaded.docs_for(assessor_id, "assessor", query_id) or []
-    return static_topic_queue(rnd, query_id, docs, {d: (g, seq) for d, g, seq in made})
+    """A person's queue of one topic, read from the store, by the round's queue policy:
+    static rounds, their documents not judged yet (`TopicQueue`); adaptive rounds, the
+    strategy's choice from the people's judgments of the topic (`ChosenQueue`); crowd rounds,
+    the crowd rule over everyone's answers (`pooling.crowds.queue_policy.CrowdQueue`). Either
+    way the stopping rule ends it early."""
+    return QUEUE_POLICIES.get(rnd.queue_policy).topic_queue(store, rnd, assessor_id, query_id)
 
 
 def topic_done(store: Store, rnd: Round, assessor_id: str, query_id: str) -> bool:
     """Whether a person has nothing more to judge in a topic now; asking hands nothing out
     in a crowd round (a home page is not a claim)."""
-    queue = topic_queue(store, rnd, assessor_id, query_id)
-    if isinstance(queue, CrowdQueue):
-        return not queue.has_next()
-    return first_document(queue) is None
+    return QUEUE_POLICIES.get(rnd.queue_policy).topic_done(store, rnd, assessor_id, query_id)
 
 
 def next_document(store: Store, round_id: str, assessor_id: str, query_id: str) -> str | None:

@@ -93,8 +93,14 @@ class Round:
     @property
     def crowd(self) -> bool:
         """A crowd round: open to every person assessor, with redundancy, gold or both
-        (`pooling.judging.crowd_queue` hands out its pairs)."""
+        (`pooling.crowds.queue_policy` hands out its pairs)."""
         return self.redundancy > 1 or self.gold is not None
+
+    @property
+    def queue_policy(self) -> str:
+        """The name of the queue policy that hands out the round's units
+        (`pooling.judging.queue.QUEUE_POLICIES`): crowd, adaptive or static."""
+        return "crowd" if self.crowd else "adaptive" if self.adaptive else "static"
 
     def parts_of(self, query_id: str) -> list[str]:
         """The part ids a unit of this topic is graded on ([] when units are graded whole)."""
@@ -354,7 +360,7 @@ def set_gold(store: Store, round_id: str, gold: str, gold_rate: float | None = N
     """Name qrels version `gold` as a round's gold questions, mixed into each worker's queue
     at `gold_rate` (default: the rate the round has, else 0.1) from the next pair handed out:
     the organiser may add gold once a round has started, or draw it from the round's own pool
-    (`pooling.judging.crowd_simulation.gold_sample`). The round becomes a crowd round, with
+    (`pooling.crowds.simulation.gold_sample`). The round becomes a crowd round, with
     the redundancy it has. Answers already made stay as they are; gold pairs never enter a
     qrels version derived from the round, whenever they were named."""
     rnd = get_round(store, round_id)

@@ -12,7 +12,7 @@ Rules (each assessor's current judgment per pair is used; see pooling.judging.ju
                `tie`), else the named automatic judge's;
 - judge-only:  the named automatic judge's grade alone;
 - wawa, dawid-skene: an aggregation model's most probable grade, which learns how reliable
-               each person is (pooling.judging.model_rules); `gold` names a qrels version whose
+               each person is (registered in `DERIVATION_RULES` by pooling.crowds.model_rules); `gold` names a qrels version whose
                pairs seed the model and stay out of the derived version;
 - gold-weighted: each labeller's vote weighted by the log-odds of their accuracy on the gold
                version `gold` (which it needs); for a jury of unequal automatic judges.
@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -47,21 +47,49 @@ from pooling.judging.history import (
     judge_current,
     unjudgeable_answers,
 )
-from pooling.judging.model_rules import (
-    MODEL_RULES,
-    model_grades,
-    model_params,
-    save_model_outputs,
-)
+from pooling.judging.plugins import Registry
 from pooling.judging.rounds import crowd_rounds, get_round, gold_pairs
 from pooling.judging.sampled_rounds import is_sampled_round, sampled_grades
 from pooling.store.core import Store
 from pooling.store.qrels import QrelsImport, save_qrels, save_subtopic_qrels
 from pooling.store.sampled_qrels import save_sampled_qrels
 
-RULES = ("latest", "primary", "majority", "adjudicated", "mean", "human-first", "judge-only",
-         *MODEL_RULES)
+PEOPLE_RULES = ("latest", "primary", "majority", "adjudicated", "mean")
 JUDGE_RULES = ("human-first", "judge-only")
+
+
+class ModelRule(Protocol):
+    """A derivation rule that fits a model of the labellers to their current judgments: the
+    package that holds one registers it in `DERIVATION_RULES` (`pooling.crowds.model_rules`:
+    wawa, dawid-skene, gold-weighted), and `derive_qrels` stores what it fitted beside the
+    version, in the version's transaction."""
+
+    def grades(self, store: Store, *, round_id: str | None, gold: str | None
+               ) -> tuple[pa.Table, Any]:
+        """(query_id, doc_id, relevance, posterior) of every pair outside the gold version,
+        and the fitted model."""
+        ...
+
+    def params(self, model: Any, gold: str | None) -> dict[str, Any]:
+        """What the version records of the model (beside the rule and the round)."""
+        ...
+
+    def save_outputs(self, store: Store, version: str, grades: pa.Table, model: Any) -> None:
+        """Store the model's outputs for the version (in the caller's transaction)."""
+        ...
+
+
+DERIVATION_RULES: Registry[ModelRule] = Registry("pooling.derivation_rules", "derivation rule")
+
+
+def model_rule_names() -> tuple[str, ...]:
+    """The rules that fit a model (`DERIVATION_RULES`), in the order they were registered."""
+    return tuple(DERIVATION_RULES)
+
+
+def rule_names() -> tuple[str, ...]:
+    """Every rule `derive_qrels` takes: people's, the judge's, then the models'."""
+    return (*PEOPLE_RULES, *JUDGE_RULES, *model_rule_names())
 
 
 def _votes(store: Store, round_id: str | None, judged: pa.Table | None = None
@@ -124,11 +152,12 @@ def derive_grades(store: Store, rule: str, *, round_id: str | None = None,
                   gold: str | None = None) -> pa.Table:
     """Apply a rule to the current judgments: query_id, doc_id, relevance (and posterior, the
     model's probability of that grade, for an aggregation rule)."""
-    if rule not in RULES:
-        raise StoreError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
-    if gold is not None and rule not in MODEL_RULES:
+    rules, models = rule_names(), model_rule_names()
+    if rule not in rules:
+        raise StoreError(f"unknown rule {rule!r}; use one of {', '.join(rules)}")
+    if gold is not None and rule not in models:
         raise StoreError(f"--gold seeds an aggregation model; use it with --rule "
-                         f"{' or --rule '.join(MODEL_RULES)}")
+                         f"{' or --rule '.join(models)}")
     if tie not in ("lower", "higher"):
         raise StoreError("tie must be 'lower' or 'higher'")
     if (rule in JUDGE_RULES) != (judge is not None):
@@ -138,9 +167,9 @@ def derive_grades(store: Store, rule: str, *, round_id: str | None = None,
     if rule in JUDGE_RULES:
         return without_gold(store, _with_judge(store, rule, round_id, tie, judge,
                                                judge_grades or {}), round_id)
-    if rule in MODEL_RULES:
-        return without_gold(store, model_grades(store, rule, round_id=round_id, gold=gold)[0],
-                            round_id)
+    if rule in models:
+        return without_gold(store, DERIVATION_RULES.get(rule).grades(
+            store, round_id=round_id, gold=gold)[0], round_id)
     votes = _votes(store, round_id)
     roles = _roles(store)
     primaries = _primaries(store, round_id) if rule == "primary" else {}
@@ -228,14 +257,15 @@ def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = N
         return derive_subtopic_qrels(store, rule, name, round_id=round_id, tie=tie,
                                      relevance_level=relevance_level, judge=judge,
                                      judge_grades=judge_grades)
-    model = None
-    if rule in MODEL_RULES:
+    model, fitting = None, None
+    if rule in model_rule_names():
+        fitting = DERIVATION_RULES.get(rule)
         if judge is not None:
             raise StoreError(f"rule {rule!r} uses people's judgments only; --judge goes with "
                              f"{' or '.join(JUDGE_RULES)}")
         if tie not in ("lower", "higher"):
             raise StoreError("tie must be 'lower' or 'higher'")
-        table, model = model_grades(store, rule, round_id=round_id, gold=gold)
+        table, model = fitting.grades(store, round_id=round_id, gold=gold)
         posteriors = table = without_gold(store, table, round_id)
         table = table.select(["query_id", "doc_id", "relevance"])
     else:
@@ -261,11 +291,12 @@ def derive_qrels(store: Store, rule: str, name: str, *, round_id: str | None = N
     if model is None:
         return _save(store, table, name, rule, round_id, grades, relevance_level, params,
                      judge_id, sampled)
-    params.update(model_params(model, gold))
+    assert fitting is not None
+    params.update(fitting.params(model, gold))
     with store.transaction():
         saved = _save(store, table, name, rule, round_id, grades, relevance_level, params,
                       judge_id, sampled)
-        save_model_outputs(store, name, posteriors, model)
+        fitting.save_outputs(store, name, posteriors, model)
     return saved
 
 

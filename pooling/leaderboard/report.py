@@ -25,7 +25,7 @@ from pooling.leaderboard.pool_bias import PoolBias
 from pooling.leaderboard.render import RANK_NOTE, caption, fmt
 
 if TYPE_CHECKING:
-    from pooling.agreement.label_agreement import LabelAgreement
+    from pooling.label_sets.agreement import LabelAgreement
 
 # The leaderboard table fits 1,280 px with 40 runs and 8 measures: each measure is one column
 # (mean over its two intervals), headers may break after "_" or "@", and when a table still

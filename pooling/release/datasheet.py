@@ -183,8 +183,8 @@ def _process(process: str | None) -> list[str]:
 
 def _agreement(store: Store, m: dict[str, Any], names: dict[str, str]) -> list[str]:
     from pooling.agreement.labels import compare_labels
-    from pooling.agreement.sources import judge_labels, people_labels
     from pooling.judging.rules import round_agreement
+    from pooling.label_sets.sources import judge_labels, people_labels
 
     out = ["## Agreement", ""]
     rounds = [r["round_id"] for r in m["rounds"]]  # the released rounds only

@@ -2,8 +2,8 @@
 
 For each topic of a crowd round the server counts each pair's distinct people with a current
 answer (`CrowdTopic`, loaded once and kept up to date as judgments are stored), and keeps the
-workers' live claims (`pooling.judging.crowd_queue.Claims`, read back from the stored handouts
-after a restart), so a worker's queue (`pooling.judging.queue.CrowdQueue`) is made without
+workers' live claims (`pooling.crowds.queue_policy.Claims`, read back from the stored handouts
+after a restart), so a worker's queue (`pooling.crowds.queue_policy.CrowdQueue`) is made without
 SQL. The document a page hands out is chosen and claimed under one hold of the lock
 (`_Claiming`), and its handout recorded by the writer (`pooling.web.judgment_writer`).
 """
@@ -14,11 +14,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from itertools import islice
 
+from pooling.crowds.queue_policy import Claims, CrowdQueue, OpenPairs
 from pooling.judging.assignments import ORGANISER, Assignments
-from pooling.judging.crowd_queue import Claims, OpenPairs
 from pooling.judging.handouts import handouts, live_claims
 from pooling.judging.history import NOT_COUNTED_TOWARD_K, not_counted_toward_k
-from pooling.judging.queue import CrowdQueue
 from pooling.store.core import utcnow
 from pooling.web.held_state import HeldState, Miss
 from pooling.web.judgment_writer import JudgmentWriter
@@ -128,7 +127,7 @@ class CrowdCounts(HeldState):
     def _crowd_queue(self, view: Assignments, assessor_id: str, query_id: str,
                      mine: dict[str, tuple[int, int]], *, claim: bool) -> CrowdQueue | _Claiming:
         """A worker's queue of a crowd round's topic from memory: everyone's answers and the
-        live claims (`pooling.judging.crowd_queue`); claim: the document it hands out next is
+        live claims (`pooling.crowds.queue_policy`); claim: the document it hands out next is
         claimed for this worker (a page shown), else only looked at (the home page)."""
         loaded = self._answers(view.rnd.round_id, query_id)  # first: it may read the store
         if claim:

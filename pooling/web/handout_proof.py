@@ -1,7 +1,7 @@
 """A crowd page's proof of what it handed out: a token the server signs and the answer brings.
 
 A worker of a crowd round may answer only a document handed to them
-(`pooling.judging.crowd_queue.may_answer`), and the judging server records every handout in
+(`pooling.crowds.queue_policy.may_answer`), and the judging server records every handout in
 the store (`pooling.judging.handouts`) so that claims and that right survive a restart. The
 record is written in the background (`pooling.web.judgment_writer.JudgmentWriter`: once no judgment
 waits, within `HANDOUT_SECONDS` under load): a page is shown as soon as its document is

@@ -28,6 +28,7 @@ from collections import Counter, OrderedDict
 
 from markupsafe import Markup
 
+from pooling.crowds.queue_policy import Claims
 from pooling.errors import PoolingError
 from pooling.judging import validation
 from pooling.judging.assignments import (
@@ -38,7 +39,6 @@ from pooling.judging.assignments import (
     members_by_round,
     not_assigned,
 )
-from pooling.judging.crowd_queue import Claims
 from pooling.judging.handouts import was_handed
 from pooling.judging.judgments import Judgment, Written, submitted, undo
 from pooling.judging.queue import first_document, static_topic_queue

@@ -22,10 +22,10 @@ from pooling.agreement.report import (
     PAIR_STATISTICS,
     PAIRWISE_MAX_ASSESSORS,
 )
+from pooling.crowds.model_rules import MODEL_RULES
 from pooling.errors import PoolingError
 from pooling.formats.csv_cells import safe_text_columns
 from pooling.judging.assessors import ROLES
-from pooling.judging.model_rules import MODEL_RULES
 from pooling.web import campaign
 from pooling.web.fields import choice, number, text, texts, whole_number, whole_numbers
 from pooling.web.pages import (
@@ -130,7 +130,7 @@ class WorkerReports:
 def _workers(store, round_id: str, gold: str | None, sort: str, descending: bool,
              reports: WorkerReports) -> dict | None:
     """A round's workers with their quality (or why it cannot be measured yet), for the page."""
-    from pooling.judging.crowd_quality import gold_version, quality_mark, round_quality
+    from pooling.crowds.quality import gold_version, quality_mark, round_quality
 
     if campaign.find_round(store, round_id) is None:
         return None
@@ -170,7 +170,7 @@ def _worker_cells(q, decision: str) -> tuple[str, ...]:
 
 async def workers_page(request: Request) -> Response:
     """A crowd round's workers: quality on gold with intervals, sortable; flag, withdraw, clear."""
-    from pooling.judging.crowd_quality import SORT_KEYS
+    from pooling.crowds.quality import SORT_KEYS
 
     sess = _organiser(request)
     query = request.query_params
@@ -188,7 +188,7 @@ async def workers_page(request: Request) -> Response:
 
 async def decide_workers(request: Request) -> Response:
     """Record a decision about workers: named ones, or those confidently below a bar."""
-    from pooling.judging.crowd_quality import decide, flag_below
+    from pooling.crowds.quality import decide, flag_below
 
     sess = _organiser(request)
     body = await post_data(request, sess)

@@ -10,8 +10,8 @@ import sys
 
 from test_label_agreement_in_the_store import PEOPLE_GRADES, build, invoke, trec_map
 
-from pooling.agreement.label_agreement import judge_agreement, qrels_agreement
 from pooling.judging.rules import derive_qrels, round_agreement
+from pooling.label_sets.agreement import judge_agreement, qrels_agreement
 from pooling.store import Store
 
 

@@ -22,13 +22,6 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix, roc_auc_score
 from typer.testing import CliRunner
 
 from pooling.agreement import AgreementError, compare_labels
-from pooling.agreement.label_agreement import (
-    ON_SHARED,
-    ON_VERSIONS,
-    judge_agreement,
-    qrels_agreement,
-)
-from pooling.agreement.sources import judge_labels, people_labels
 from pooling.cli.app import app
 from pooling.errors import StoreError
 from pooling.judges.model_judges import add_judge, judge_pairs, round_pairs
@@ -36,6 +29,13 @@ from pooling.judging.assessors import add_assessor
 from pooling.judging.judgments import Judgment, append_judgments
 from pooling.judging.rounds import create_round
 from pooling.judging.rules import derive_qrels
+from pooling.label_sets.agreement import (
+    ON_SHARED,
+    ON_VERSIONS,
+    judge_agreement,
+    qrels_agreement,
+)
+from pooling.label_sets.sources import judge_labels, people_labels
 from pooling.leaderboard import leaderboard
 from pooling.store import Store
 

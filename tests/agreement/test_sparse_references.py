@@ -29,13 +29,13 @@ from test_label_agreement_in_the_store import (
 from typer.testing import CliRunner
 
 from pooling.agreement import compare_labels
-from pooling.agreement.label_agreement import (
+from pooling.cli.app import app
+from pooling.label_sets.agreement import (
     ON_SHARED,
     ON_VERSIONS,
     judge_agreement,
     qrels_agreement,
 )
-from pooling.cli.app import app
 from pooling.store import Store
 
 

@@ -7,8 +7,8 @@ import re
 import pyarrow as pa
 
 from pooling.agreement import compare_labels
-from pooling.agreement.label_agreement import LabelAgreement
 from pooling.agreement.statistics import SECTIONS, STATISTICS, statistic_values
+from pooling.label_sets.agreement import LabelAgreement
 
 
 def _labels(rows, probabilities=None) -> pa.Table:

@@ -12,7 +12,7 @@ import sys
 import pytest
 from pseudo_terminal import in_terminal
 
-from pooling.judging.crowd_simulation import play_round, simulated_crowd, truth_grades
+from pooling.crowds.simulation import play_round, simulated_crowd, truth_grades
 from pooling.judging.rounds import create_round
 from pooling.store import Store
 

@@ -12,14 +12,14 @@ import sys
 
 import pytest
 
+from pooling.crowds.decisions import current_decisions, decision_record
+from pooling.crowds.quality import decide, flag_below, round_answers, round_quality
 from pooling.errors import StoreError
 from pooling.judging.assessors import add_assessor
-from pooling.judging.crowd_quality import decide, flag_below, round_answers, round_quality
 from pooling.judging.history import Judgment
 from pooling.judging.judgments import append_judgments, history
 from pooling.judging.rounds import create_round
 from pooling.judging.rules import derive_qrels
-from pooling.judging.worker_decisions import current_decisions, decision_record
 from pooling.store import Store
 
 DOCS = [f"d{i}" for i in range(1, 9)]

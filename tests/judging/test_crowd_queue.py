@@ -1,4 +1,4 @@
-"""The crowd queue's one rule (`pooling.judging.crowd_queue`), on counts alone: K answers take
+"""The crowd queue's one rule (`pooling.crowds.queue_policy`), on counts alone: K answers take
 a pair out of every queue, no worker meets a pair twice, gold stays at its rate, claims end."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from pooling.judging.crowd_queue import (
+from pooling.crowds.queue_policy import (
     Claims,
     OpenPairs,
     gold_order,

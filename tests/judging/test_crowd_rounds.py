@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
+from pooling.crowds.queue_policy import gold_key, gold_turn
 from pooling.errors import FormatError, StoreError
 from pooling.judging.assessors import add_assessor
 from pooling.judging.batches import export_batch, import_batch
-from pooling.judging.crowd_queue import gold_key, gold_turn
 from pooling.judging.handouts import handouts, record_handouts
 from pooling.judging.history import (
     answers_per_pair,
@@ -25,7 +25,7 @@ from pooling.judging.history import (
 from pooling.judging.judgments import Judgment, append_judgments, record, undo_in_store
 from pooling.judging.queue import next_document, topic_queue
 from pooling.judging.rounds import create_round, get_round, gold_pairs, set_gold
-from pooling.judging.rules import RULES, derive_grades, derive_qrels
+from pooling.judging.rules import derive_grades, derive_qrels, rule_names
 from pooling.store import Store
 
 RUN = "".join(f"1 Q0 d{i} {i} {100 - i} A\n" for i in range(1, 7))
@@ -138,7 +138,7 @@ def test_gold_is_mixed_in_at_the_rate_and_never_enters_derived_qrels(store):
     made = derive_qrels(store, "majority", "crowd-majority", round_id="c")
     rows = store.con.execute("SELECT doc_id FROM qrels WHERE version = ?", [made.name]).fetchall()
     assert sorted(r[0] for r in rows) == [f"d{i}" for i in range(1, 7)]
-    assert {"latest", "majority", "mean"} <= set(RULES)
+    assert {"latest", "majority", "mean"} <= set(rule_names())
 
 
 def test_unjudgeable_is_an_answer_toward_k_left_out_of_grades_and_counted(store):

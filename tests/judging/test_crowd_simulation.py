@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
+from pooling.crowds.model_rules import worker_confusion
+from pooling.crowds.simulation import gold_sample, play_round, simulated_crowd, truth_grades
 from pooling.errors import StoreError
-from pooling.judging.crowd_simulation import gold_sample, play_round, simulated_crowd, truth_grades
-from pooling.judging.model_rules import worker_confusion
 from pooling.judging.rounds import create_round, get_round, set_gold
 from pooling.judging.rules import derive_qrels
 from pooling.store import Store

@@ -11,10 +11,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from pooling.crowds.model_rules import qrels_posteriors, worker_confusion
 from pooling.errors import StoreError
 from pooling.judging.assessors import add_assessor
 from pooling.judging.judgments import Judgment, append_judgments
-from pooling.judging.model_rules import qrels_posteriors, worker_confusion
 from pooling.judging.rounds import create_round
 from pooling.judging.rules import derive_qrels
 from pooling.store import Store

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from pooling.agreement.triage import store_triage_replay
 from pooling.cli.app import app
+from pooling.label_sets.triage import store_triage_replay
 from pooling.strategies import StrategyError, TopicRuns, get_strategy
 from pooling.strategies.replays.triage import TriageReplayError, triage_replay
 from pooling.strategies.uncertain import JudgeGrade, triage_key

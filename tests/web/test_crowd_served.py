@@ -12,8 +12,8 @@ import httpx
 import pytest
 from inprocess import app_on, client, csrf_of, logged_in
 
+from pooling.crowds.queue_policy import gold_key, gold_turn
 from pooling.judging.assessors import add_assessor
-from pooling.judging.crowd_queue import gold_key, gold_turn
 from pooling.judging.history import effective_judgments, history, over_k_answers
 from pooling.judging.judgments import Judgment, record
 from pooling.judging.queue import next_document

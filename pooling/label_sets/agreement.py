@@ -133,7 +133,7 @@ def qrels_agreement(
     unjudged: the grade a pair one version lacks counts as (see `compare_labels`); runs are
     scored on each version as stored, where a missing pair is not relevant either way, over
     the topics both versions have. topics: ids, ranges or a stored subset to compare on."""
-    from pooling.agreement.sources import on_topics, qrels_labels, run_means
+    from pooling.label_sets.sources import on_topics, qrels_labels, run_means
 
     a, b = store.resolve_qrels(a), store.resolve_qrels(b)
     if a == b:
@@ -174,7 +174,7 @@ def judge_agreement(
     topics: ids, ranges or a stored subset to compare on (both sides' pairs, hence the runs'
     scores, are of the same topics either way).
     """
-    from pooling.agreement.sources import (
+    from pooling.label_sets.sources import (
         judge_labels,
         on_topics,
         people_labels,

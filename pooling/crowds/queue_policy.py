@@ -1,4 +1,5 @@
-"""What a worker of a crowd round is handed next: the one rule, over counts kept elsewhere.
+"""What a worker of a crowd round is handed next: the one rule, over counts kept elsewhere,
+and the queue policy and may-judge extension through which the judging core applies it.
 
 A crowd round (`pooling.judging.rounds.Round.crowd`) asks each queued pair for K distinct
 people's answers (a grade or unjudgeable) and mixes known-answer ("gold") pairs into every
@@ -18,7 +19,8 @@ When no queued document is left for the worker (every pair has K answers and cla
 answered the rest), nothing is handed out, gold neither: gold measures a worker whose answers
 count, and a finished round hands out nothing and shows as done.
 
-Nothing here reads the store or the clock: the store path (`pooling.judging.queue`) counts
+The rule reads neither the store nor the clock: the store path (`CrowdPolicy`, the queue
+policy the core's `pooling.judging.queue.topic_queue` asks for a crowd round) counts
 answers from the history, the judging server (`pooling.web.crowd_counts`) keeps the counts and the
 claims (`Claims`) in memory. A claim is the document handed to a worker and not answered yet;
 it counts toward K for everyone else until it is answered, replaced by the worker's next
@@ -32,8 +34,16 @@ import bisect
 import hashlib
 import heapq
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
+
+from pooling.crowds.decisions import withdrawn_workers
+from pooling.judging.assignments import MAY_JUDGE, Assignments, load_assignments
+from pooling.judging.handouts import handouts, live_claims, record_handouts
+from pooling.judging.history import effective_judgments, not_counted_toward_k
+from pooling.judging.queue import QUEUE_POLICIES, OneTopicQueue, Pair
+from pooling.judging.rounds import Round
+from pooling.store.core import Store
 
 LEASE_SECONDS = 600.0  # how long a handed-out, unanswered document counts toward K
 
@@ -264,3 +274,124 @@ class Claims:
             until, worker, key, doc = heapq.heappop(self._expiry)
             if self._held.get((worker, key)) == (doc, until):
                 self._drop(worker, key)
+
+
+# -- the queue policy and may-judge extension the core asks -------------------------------
+
+
+class CrowdQueue(OneTopicQueue):
+    """One worker's documents of one topic of a crowd round, from the answers so far
+    (`next_docs`, the one rule; the judging server adds the
+    claims of documents handed out and not answered yet). Reads nothing."""
+
+    adaptive = False
+
+    def __init__(self, rnd: Round, assessor_id: str, query_id: str, docs: Sequence[str],
+                 gold: Sequence[str], answers: Mapping[str, int], mine: Collection[str], *,
+                 claimed: Mapping[str, int] | None = None, held: str | None = None,
+                 closed: bool = False, order: Iterable[str] | None = None,
+                 on_handed: Callable[[list[str]], None] | None = None):
+        self._query_id = query_id
+        self._rnd = rnd
+        self._assessor = assessor_id
+        self._gold = list(gold)
+        self._docs = docs  # gold documents among them are never handed out as regular pairs
+        self._answers = answers
+        self._claimed = claimed or {}
+        self._mine = set(mine)
+        self._held = held
+        self._closed = closed
+        self._order = order  # the open pairs in the rule's order, when the caller keeps them
+        self._on_handed = on_handed  # records what is handed out (the store's claims)
+        self.handed_out = 0
+        self.judged_before = len(self._mine)
+
+    def next_pairs(self, limit: int | None = None) -> list[Pair]:
+        if self._closed or limit == 0:
+            return []
+        docs = next_docs(self._assessor, self._docs, redundancy=self._rnd.redundancy,
+                         answers=self._answers, claimed=self._claimed, mine=self._mine,
+                         gold=self._gold, gold_rate=self._rnd.gold_rate,
+                         gold_answered=len(self._mine & set(self._gold)), held=self._held,
+                         limit=limit if limit is not None else len(self._docs) + len(self._gold),
+                         order=self._order)
+        if docs and self._on_handed is not None:
+            self._on_handed([d for d in docs if d != self._held])  # a held one is claimed already
+        self._mine.update(docs)
+        self._held = None
+        self.handed_out += len(docs)
+        return [(self._query_id, d) for d in docs]
+
+    def has_next(self) -> bool:
+        """Whether the queue would hand out a document now (without handing it out)."""
+        return not self._closed and has_work(
+            self._docs, redundancy=self._rnd.redundancy, answers=self._answers,
+            claimed=self._claimed, mine=self._mine, gold=self._gold, gold_rate=self._rnd.gold_rate,
+            gold_answered=len(self._mine & set(self._gold)), held=self._held, order=self._order,
+            worker=self._assessor)
+
+    def failed(self, pairs: Iterable[Pair]) -> None:
+        pass
+
+    def remaining(self) -> int | None:
+        return None  # it depends on what the other workers answer meanwhile
+
+
+def answer_counts(table, left_out: Collection[str] = ()) -> dict[str, int]:
+    """doc_id -> distinct people with a current answer, from `effective_judgments(...,
+    answers=True)` of one topic; left_out: assessors whose answers count toward no K
+    (`pooling.judging.history.not_counted_toward_k`)."""
+    counts: dict[str, int] = {}
+    for a, d in zip(table["assessor_id"].to_pylist(), table["doc_id"].to_pylist(), strict=True):
+        if a not in left_out:
+            counts[d] = counts.get(d, 0) + 1
+    return counts
+
+
+class CrowdPolicy:
+    """The crowd rounds' queue policy the core asks (`pooling.judging.queue.QUEUE_POLICIES`
+    under "crowd"): a worker's queue of a topic read from the store, with the claims that
+    hold now; the worker's own latest claim is handed to them again first."""
+
+    def topic_queue(self, store: Store, rnd: Round, assessor_id: str, query_id: str
+                    ) -> CrowdQueue:
+        everyone = effective_judgments(store, rnd.round_id, query_id=query_id, answers=True)
+        mine = {d for a, d in zip(everyone["assessor_id"].to_pylist(),
+                                  everyone["doc_id"].to_pylist(), strict=True) if a == assessor_id}
+        loaded = load_assignments(store, rnd, query_id=query_id, assessor_id=assessor_id)
+        # The claims that hold now (`pooling.judging.handouts`): the others' count toward K;
+        # the worker's own latest one is handed to them again first.
+        claims = live_claims(store, rnd.round_id, query_id)
+        own = [h for h in claims if h.assessor_id == assessor_id]
+
+        def hand_out(docs: list[str]) -> None:
+            with store.transaction() as con:
+                record_handouts(con, handouts(rnd.round_id, assessor_id, query_id, docs,
+                                              LEASE_SECONDS))
+
+        return CrowdQueue(rnd, assessor_id, query_id, loaded.queue.get(query_id, []),
+                          loaded.gold.get(query_id, []),
+                          answer_counts(everyone, not_counted_toward_k(store)), mine,
+                          claimed=Counter(h.doc_id for h in claims if h.assessor_id != assessor_id),
+                          held=max(own, key=lambda h: h.handed_at).doc_id if own else None,
+                          closed=not loaded.has_topic(assessor_id, "assessor", query_id),
+                          on_handed=hand_out)
+
+    def topic_done(self, store: Store, rnd: Round, assessor_id: str, query_id: str) -> bool:
+        return not self.topic_queue(store, rnd, assessor_id, query_id).has_next()
+
+
+class HandedOnly:
+    """The crowd rounds' may-judge extension (`pooling.judging.assignments.MAY_JUDGE`): a
+    worker may answer only a document handed to them (`may_answer`), and a worker the
+    organiser withdrew (`pooling.crowds.decisions`) is closed out of the round."""
+
+    def withdrawn(self, store: Store, rnd: Round) -> frozenset[str]:
+        return withdrawn_workers(store, rnd.round_id) if rnd.crowd else frozenset()
+
+    def may(self, view: Assignments, assessor_id: str, query_id: str, doc_id: str) -> bool:
+        return not view.rnd.crowd or may_answer(doc_id, view.handed_to(assessor_id, query_id))
+
+
+QUEUE_POLICIES.register("crowd", CrowdPolicy())
+MAY_JUDGE.register("crowd", HandedOnly())

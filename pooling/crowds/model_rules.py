@@ -22,6 +22,7 @@ import pyarrow as pa
 from pooling.agreement.errors import AgreementError
 from pooling.errors import StoreError
 from pooling.judging.history import effective_judgments
+from pooling.judging.rules import DERIVATION_RULES
 from pooling.store.core import Store
 
 if TYPE_CHECKING:
@@ -134,3 +135,26 @@ def worker_confusion(store: Store, version: str | None = None) -> pa.Table:
                          f"holds no worker estimates; derive one with --rule "
                          f"{' or --rule '.join(MODEL_RULES)}")
     return table
+
+
+class AggregationRule:
+    """One aggregation model as the core's derivation rule
+    (`pooling.judging.rules.DERIVATION_RULES`)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def grades(self, store: Store, *, round_id: str | None, gold: str | None
+               ) -> tuple[pa.Table, Aggregation]:
+        return model_grades(store, self.name, round_id=round_id, gold=gold)
+
+    def params(self, model: Aggregation, gold: str | None) -> dict[str, Any]:
+        return model_params(model, gold)
+
+    def save_outputs(self, store: Store, version: str, grades: pa.Table,
+                     model: Aggregation) -> None:
+        save_model_outputs(store, version, grades, model)
+
+
+for _name in MODEL_RULES:
+    DERIVATION_RULES.register(_name, AggregationRule(_name))

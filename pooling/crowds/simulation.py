@@ -113,7 +113,7 @@ class CrowdPlay:
 
     def confusion_table(self) -> pa.Table:
         """Every worker's true confusion matrix: assessor_id, kind, true_grade, grade,
-        probability (the layout of `pooling.judging.model_rules.worker_confusion`)."""
+        probability (the layout of `pooling.crowds.model_rules.worker_confusion`)."""
         rows: dict[str, list] = {k: [] for k in ("assessor_id", "kind", "true_grade", "grade",
                                                  "probability")}
         for w in self.workers:

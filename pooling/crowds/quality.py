@@ -1,6 +1,6 @@
 """Each worker's quality in a crowd round, read from the store: their current answers against
 the round's gold version (`pooling.agreement.worker_quality` computes the figures), and the
-organiser's decisions taken on them (`pooling.judging.worker_decisions` records them).
+organiser's decisions taken on them (`pooling.crowds.decisions` records them).
 
 A worker's current answer to a pair is the replay of their history (`history.replay`): a
 grade or another answer ("unjudgeable": any kind but judge and retract) is pushed, a retract
@@ -27,11 +27,11 @@ from pooling.agreement.worker_quality import (
     below_bar,
     worker_quality,
 )
+from pooling.crowds.decisions import Decision, current_decisions, record_decisions
 from pooling.errors import StoreError
 from pooling.formats.csv_cells import safe_cell
 from pooling.judging.history import NOT_COUNTED_TOWARD_K, replay
 from pooling.judging.rounds import get_round
-from pooling.judging.worker_decisions import Decision, current_decisions, record_decisions
 from pooling.store.core import Store
 
 ANSWERS_SCHEMA = pa.schema([("assessor_id", pa.string()), ("query_id", pa.string()),

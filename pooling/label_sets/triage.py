@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pooling.agreement.sources import judge_labels, qrels_labels
 from pooling.judging.history import find_judge
 from pooling.judging.strategy_inputs import declared_max_grade
+from pooling.label_sets.sources import judge_labels, qrels_labels
 from pooling.strategies.replays.triage import TriageReplay, max_grades, triage_replay
 
 
