@@ -8,7 +8,7 @@ Protocol, fixed before any run:
    Relevant means relevance >= 1 (trec_eval's default level: every Cranfield grade 1..4);
    a candidate without a judgment counts as not relevant (the judgments are close to
    exhaustive).
-2. (a) The learned judge (pooling.judge_backends.learned: per-topic TF-IDF + logistic
+2. (a) The learned judge (pooling.judges.backends.learned: per-topic TF-IDF + logistic
    regression) by 5-fold stratified cross-validation within each topic over its candidates
    (title and abstract as the text): Cohen's kappa of its grades (P >= 0.5) and ROC-AUC of
    its probabilities, pooled over topics and as a mean of per-topic values. A topic with
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import pyarrow as pa  # noqa: E402
 
-from pooling.judge_backends.learned import cross_validated  # noqa: E402
+from pooling.judges.backends.learned import cross_validated  # noqa: E402
 from pooling.strategies.replays import (  # noqa: E402
     ReplayData,
     load_inputs,

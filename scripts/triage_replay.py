@@ -12,7 +12,7 @@ No LLM-judge label set ships with the shared data, so these are the real label s
 2. Cranfield: the pool of the ten runs of scripts/make_cranfield_runs.py at depth 20, against
    cranqrel (5 - g for grades 1-4, unjudged pairs 0: the judgments are near exhaustive), on
    the topics with at least 5 relevant pooled abstracts. Judges: the learned judge
-   (pooling.judge_backends.learned's model, 5-fold stratified cross-validation within each
+   (pooling.judges.backends.learned's model, 5-fold stratified cross-validation within each
    topic, grade 1 when P(relevant) >= 0.5) and the word judge of tests/judging/word_judge.py
    (grade 1 when a word of the query is in the abstract; P 0.9 or 0.2), run as a command
    judge runs it; most disagreement first.

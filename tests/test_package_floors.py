@@ -26,12 +26,11 @@ FLOORS: list[list[str]] = [
     ["measures"],  # measure definitions, and estimators over a strategy's sample
     ["evaluation"],  # trec_eval-exact evaluation of runs against qrels
     ["store"],  # the DuckDB test collection
-    # Model judges' backends: pairs with their texts in, verdicts out, no store (the core
-    # reads a backend's declared scale).
-    ["judge_backends"],
     ["judging"],  # item types, rounds, assessors, judgments, queues, rules: the judging core
     ["crowds"],  # crowd rounds: the queue policy, gold, workers' quality and decisions
-    ["judges"],  # model judges and juries, built on the core
+    # Model judges (their backends: pairs with texts in, verdicts out, no store), juries,
+    # usage and reports, built on the core and the crowds' aggregation rules.
+    ["judges"],
     # Label sets read from a store (stored judges, people, qrels) and agreement between them.
     ["label_sets"],
     ["leaderboard"],  # systems ranked, compared and tested for significance

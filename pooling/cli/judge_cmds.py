@@ -49,7 +49,7 @@ def judges_add(
     if (price_in is None) != (price_out is None):
         raise StoreError("give both --price-in and --price-out (per million tokens), or neither")
     from pooling.formats.source import check_file
-    from pooling.judge_backends.prompt import read_prompt
+    from pooling.judges.backends.prompt import read_prompt
     from pooling.judges.model_judges import add_judge
     from pooling.store import Store
     from pooling.strategies.params import parse_key_values
@@ -92,7 +92,7 @@ def judges_list(store: StoreArg) -> None:
 @judges_app.command("backends")
 def judges_backends() -> None:
     """List the judge backends and the parameters each takes."""
-    from pooling.judge_backends import BACKENDS
+    from pooling.judges.backends import BACKENDS
 
     for spec in BACKENDS.values():
         out.print(f"[bold]{escape(spec.name)}[/bold]: {escape(spec.description)}", markup=True)
@@ -265,7 +265,7 @@ def _fail_on_failures(reports) -> None:
     stored, and a run again asks only for the pairs without a grade."""
     failed = [r for r in reports if r.failed]
     if failed:
-        from pooling.judge_backends import JudgeError
+        from pooling.judges.backends import JudgeError
 
         who = ", ".join(f"{r.judge_id} {r.failed:,}" for r in failed)
         raise JudgeError(

@@ -22,7 +22,7 @@ class JudgeActor:
     """A backend in an actor process; a backend that cannot be built says why on each call."""
 
     def __init__(self, name: str, options: dict[str, Any], training: Any = None):
-        from pooling.judge_backends import backend
+        from pooling.judges.backends import backend
 
         self.error: PoolingError | None = None
         self.model = None

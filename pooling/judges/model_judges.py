@@ -33,9 +33,9 @@ import pyarrow as pa
 
 from pooling.errors import FormatError, Problem, StoreError
 from pooling.formats.source import check_file
-from pooling.judge_backends import BACKENDS, DEFAULT_PROMPT, FAILED, OK, Pair, Verdict, backend
-from pooling.judge_backends.base import checked_params, needs_of
-from pooling.judge_backends.prompt import check_template, prompt_sha256
+from pooling.judges.backends import BACKENDS, DEFAULT_PROMPT, FAILED, OK, Pair, Verdict, backend
+from pooling.judges.backends.base import checked_params, needs_of
+from pooling.judges.backends.prompt import check_template, prompt_sha256
 from pooling.judging.assessors import slug
 from pooling.judging.history import Judgment, effective_judgments, find_judge
 from pooling.judging.judgments import append_judgments

@@ -1,5 +1,5 @@
 """The judging core's registries, which packages above it fill: item types, queue policies,
-may-judge extensions and derivation rules.
+may-judge extensions, derivation rules and strategy inputs.
 
 The core never imports a package above it. A package plugs in by registering its entries
 when it is imported, and declares itself in `pyproject.toml` under the registry's entry-point

@@ -27,7 +27,7 @@ from pooling.judging.sampled_rounds import (
     record_design,
 )
 from pooling.judging.storable import unstorable
-from pooling.judging.strategy_inputs import strategy_inputs, triage_topics
+from pooling.judging.strategy_inputs import strategy_inputs, topics_without_runs
 from pooling.store.core import Store, utcnow
 from pooling.strategies import Strategy, TopicRuns, get_strategy, rankings_by_topic, topic_seed
 from pooling.strategies.options import split_budget, with_options
@@ -259,7 +259,7 @@ def create_round(
     candidate_depth = depth or strat.options.get("depth") or 100
     per_topic = topic_rankings(store, run_ids, candidate_depth, topics, order) if run_ids else {}
     if not reads_runs:
-        covered = triage_topics(store, strat, topics)
+        covered = topics_without_runs(store, strat, topics)
         per_topic = {q: per_topic.get(q, covered[q]) for q in (topics or sorted(covered))
                      if q in covered}
     if not per_topic:

@@ -1,19 +1,41 @@
 """What a pooling strategy needs beyond the runs (its `needs`), read from the store: the
-candidates' text for `cal`, automatic judges' current grades for `uncertain`.
+candidates' text for `cal` (here), automatic judges' current grades for `uncertain` and the
+triage strategies (`pooling.judges.grades_input`, registered from the model judges' package:
+the core knows no backend).
 
-Anything missing is refused here with what to do, before a round is created or served.
+Each need names a `StrategyInput` in `STRATEGY_INPUTS`. Anything missing is refused by it,
+with what to do, before a round is created or served.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from pooling.errors import StoreError
-from pooling.judging.history import find_judge, judge_current
+from pooling.judging.plugins import Registry
 from pooling.store.core import Store
 from pooling.strategies import Strategy, TopicRuns
-from pooling.strategies.uncertain import JudgeGrade, judge_names
+
+
+class StrategyInput(Protocol):
+    """One input a strategy may need beyond the runs (a name of `Strategy.needs`), read
+    from the store."""
+
+    def read(self, store: Store, strategy: Strategy, topics: Mapping[str, TopicRuns],
+             judged: Mapping[str, Iterable[str]], *, load: bool) -> Any:
+        """The input for these topics (refused, saying what to do, when the store lacks it);
+        load=False only checks that it is there and returns None."""
+        ...
+
+    def topics_without_runs(self, store: Store, strategy: Strategy, topics: list[str] | None
+                            ) -> dict[str, TopicRuns]:
+        """The topics the input covers when the strategy reads no runs (with no rankings):
+        empty for an input that covers none by itself."""
+        ...
+
+
+STRATEGY_INPUTS: Registry[StrategyInput] = Registry("pooling.strategy_inputs", "strategy input")
 
 
 def strategy_inputs(store: Store, strategy: Strategy, topics: Mapping[str, TopicRuns],
@@ -26,16 +48,36 @@ def strategy_inputs(store: Store, strategy: Strategy, topics: Mapping[str, Topic
     them later, a topic at a time) and returns nothing.
     """
     inputs: dict[str, Any] = {}
-    if "texts" in strategy.needs:
-        check_texts(store, strategy.name, topics)
+    for need in strategy.needs:
+        value = STRATEGY_INPUTS.get(need).read(store, strategy, topics, judged or {}, load=load)
         if load:
-            inputs["texts"] = candidate_texts(store, topics, judged or {})
-    if "judge_grades" in strategy.needs:
-        names = judge_names(strategy.options.get("judges", ""))
-        grades = {name: judge_grades(store, name, list(topics) if load else []) for name in names}
-        if load:
-            inputs["judge_grades"] = grades
+            inputs[need] = value
     return inputs
+
+
+def topics_without_runs(store: Store, strategy: Strategy, topics: list[str] | None
+                        ) -> dict[str, TopicRuns]:
+    """The topics a strategy that reads no runs covers through its inputs (of `topics`, when
+    given), with no rankings: those a named judge has a current judgment in, for one that
+    queues from its judges' grades. Empty when none of its inputs covers topics."""
+    covered: dict[str, TopicRuns] = {}
+    for need in strategy.needs:
+        covered.update(STRATEGY_INPUTS.get(need).topics_without_runs(store, strategy, topics))
+    return {q: covered[q] for q in sorted(covered)}
+
+
+class CandidateTexts:
+    """`texts`: the candidates' (and judged documents') titles and text, for a strategy that
+    learns from them; refused when no candidate of a topic has any."""
+
+    def read(self, store: Store, strategy: Strategy, topics: Mapping[str, TopicRuns],
+             judged: Mapping[str, Iterable[str]], *, load: bool) -> dict[str, str] | None:
+        check_texts(store, strategy.name, topics)
+        return candidate_texts(store, topics, judged) if load else None
+
+    def topics_without_runs(self, store: Store, strategy: Strategy, topics: list[str] | None
+                            ) -> dict[str, TopicRuns]:
+        return {}
 
 
 def check_texts(store: Store, strategy: str, topics: Mapping[str, TopicRuns]) -> None:
@@ -71,62 +113,4 @@ def candidate_texts(store: Store, topics: Mapping[str, TopicRuns],
     return {d: t for d, t in texts.items() if t.strip()}
 
 
-def judge_grades(store: Store, name: str, query_ids: list[str]) -> dict[str, dict[str, JudgeGrade]]:
-    """A judge's current judgment of each pair of these topics, in any round or outside
-    rounds (the latest, after retractions): query_id -> doc_id -> JudgeGrade.
-
-    The scale is 0..the judge's declared top grade (`declared_max_grade`), never the range
-    of the grades it happened to give; the strategy's max_grade overrides it.
-    """
-    try:
-        judge_id, params = find_judge(store, name)
-    except StoreError as exc:
-        raise StoreError(f"--judge {name}: {exc}") from None
-    high = declared_max_grade(store, judge_id, params)
-    latest = judge_current(store, judge_id, query_ids=query_ids)
-    out: dict[str, dict[str, JudgeGrade]] = {}
-    for (q, d), (grade, probability, _) in latest.items():
-        out.setdefault(q, {})[d] = JudgeGrade(int(grade), probability, 0, high)
-    return out
-
-
-# Backends whose grades are 0 or 1 whatever their parameters: the learned judge grades 1
-# when P(relevant) >= 0.5.
-_BINARY_BACKENDS = frozenset({"learned"})
-
-
-def declared_max_grade(store: Store, judge_id: str, params: Mapping[str, Any]) -> int | None:
-    """The top of a judge's grade scale as the judge declares it: its max_grade parameter
-    (an openai judge without one: the prompt's default), 1 for a binary backend, None for a
-    judge that declares none (a command judge: its program's scale is not known here)."""
-    if params.get("max_grade") is not None:
-        return int(params["max_grade"])
-    row = store.one("judge backend", "SELECT backend FROM assessors WHERE assessor_id = ?",
-                    [judge_id])
-    backend = row[0] if row else None
-    if backend in _BINARY_BACKENDS:
-        return 1
-    # Here, not at the top: rounds import this module, and the backends package is needed
-    # only to read a backend's declared default.
-    from pooling.judge_backends.registry import BACKENDS
-
-    spec = BACKENDS.get(backend or "")
-    default = next((p.default for p in spec.params if p.name == "max_grade"), None) if spec else None
-    return None if default is None else int(default)
-
-
-def triage_topics(store: Store, strategy: Strategy, topics: list[str] | None
-                  ) -> dict[str, TopicRuns]:
-    """The topics a strategy that queues from its judges' grades covers without runs: every
-    topic a named judge has a current judgment in (of `topics`, when given), with no
-    rankings. Empty for a strategy that reads no judges' grades."""
-    if "judge_grades" not in strategy.needs:
-        return {}
-    found: set[str] = set()
-    for name in judge_names(strategy.options.get("judges", "")):
-        try:
-            judge_id, _ = find_judge(store, name)
-        except StoreError as exc:
-            raise StoreError(f"--judge {name}: {exc}") from None
-        found |= {q for q, _ in judge_current(store, judge_id, query_ids=topics)}
-    return {q: TopicRuns(q, {}) for q in sorted(found)}
+STRATEGY_INPUTS.register("texts", CandidateTexts())

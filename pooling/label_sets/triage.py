@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pooling.judging.history import find_judge
-from pooling.judging.strategy_inputs import declared_max_grade
+from pooling.judges.grades_input import declared_max_grade
 from pooling.label_sets.sources import judge_labels, qrels_labels
 from pooling.strategies.replays.triage import TriageReplay, max_grades, triage_replay
 

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from pooling.judge_backends import (
+from pooling.judges.backends import (
     BACKENDS,
     DEFAULT_PROMPT,
     PLACEHOLDERS,

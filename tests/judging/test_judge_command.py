@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pooling.judge_backends import JudgeError, Pair, backend
+from pooling.judges.backends import JudgeError, Pair, backend
 
 PROGRAM = Path(__file__).with_name("judge_program.py")
 DOCS = ["d1", "dd2", "ddd3", "dddd4", "ddddd6", "dddddd7"]

@@ -14,7 +14,7 @@ from sklearn.metrics import cohen_kappa_score, roc_auc_score
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import make_pipeline
 
-from pooling.judge_backends import JudgeError, Pair, backend, cross_validated
+from pooling.judges.backends import JudgeError, Pair, backend, cross_validated
 
 NOISE = [f"w{i}" for i in range(2000)]
 ZIPF = 1 / np.arange(1, len(NOISE) + 1) / np.sum(1 / np.arange(1, len(NOISE) + 1))

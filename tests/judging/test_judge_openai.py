@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pooling.judge_backends import DEFAULT_PROMPT, JudgeError, Pair, backend
+from pooling.judges.backends import DEFAULT_PROMPT, JudgeError, Pair, backend
 
 SERVER = Path(__file__).with_name("chat_server.py")
 KEY = "sk-test-5f0e1c2d9a8b7c6d"

@@ -16,7 +16,7 @@ def imports_of(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pooling.judging."):
-            found.add(node.module.split(".")[2])  # pooling.judge_backends.base: backends
+            found.add(node.module.split(".")[2])  # pooling.judges.backends.base: backends
     return found
 
 
@@ -54,16 +54,16 @@ def pooling_imports_of(path: Path) -> set[str]:
     return {m for m in found if m == "pooling" or m.startswith("pooling.")}
 
 
-def test_the_judge_backends_sit_at_the_bottom_and_never_touch_the_store():
-    """Backends import nothing from pooling.judges, pooling.judging or pooling.store, so any
-    judge may use them and they can run without a store."""
-    backends = PACKAGE.parent / "judge_backends"
+def test_the_judge_backends_never_touch_the_store():
+    """Backends import nothing else from pooling.judges, nor pooling.judging or
+    pooling.store, so any judge may use them and they can run without a store."""
+    backends = PACKAGE.parent / "judges" / "backends"
     modules = sorted(backends.glob("*.py"))
     assert {p.stem for p in modules} >= {"base", "prompt", "openai_chat", "command", "learned",
                                          "registry"}
     for path in modules:
         for module in pooling_imports_of(path):
-            inside = module.startswith("pooling.judge_backends")
+            inside = module.startswith("pooling.judges.backends")
             assert inside or not module.startswith(
                 ("pooling.judges", "pooling.judging", "pooling.store")), (
                 f"backends/{path.name} imports {module}")

@@ -9,8 +9,8 @@ from typing import ClassVar
 import pytest
 
 from pooling.errors import StoreError
-from pooling.judge_backends import BACKENDS, JudgeError
-from pooling.judge_backends.base import checked_params
+from pooling.judges.backends import BACKENDS, JudgeError
+from pooling.judges.backends.base import checked_params
 from pooling.strategies import Strategy, StrategyError, get_strategy
 from pooling.strategies.params import Param, parse_key_values
 

@@ -206,7 +206,7 @@ def test_every_adaptive_round_serves_its_share_of_the_total_budget_and_skips_jud
 
 
 def test_a_judges_latest_judgment_of_a_pair_counts_and_a_retraction_takes_it_back(tmp_path):
-    from pooling.judging.strategy_inputs import judge_grades
+    from pooling.judges.grades_input import judge_grades
 
     with Store(build(tmp_path)) as s:
         add_judge(s, "tfidf", "learned")

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pooling.judge_backends.base import JudgeError, Pair, Verdict, at_least, failed, ok
+from pooling.judges.backends.base import JudgeError, Pair, Verdict, at_least, failed, ok
 from pooling.strategies import text_classifier
 from pooling.strategies.text_classifier import SEED, document_text, sklearn_parts
 

@@ -6,11 +6,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from pooling.judge_backends.base import Backend, BackendSpec, JudgeError
-from pooling.judge_backends.command import CommandBackend
-from pooling.judge_backends.learned import LearnedBackend
-from pooling.judge_backends.openai_chat import OpenAIChatBackend
-from pooling.judge_backends.prompt import DEFAULT_MAX_GRADE
+from pooling.judges.backends.base import Backend, BackendSpec, JudgeError
+from pooling.judges.backends.command import CommandBackend
+from pooling.judges.backends.learned import LearnedBackend
+from pooling.judges.backends.openai_chat import OpenAIChatBackend
+from pooling.judges.backends.prompt import DEFAULT_MAX_GRADE
 from pooling.strategies.params import Param
 
 

@@ -5,7 +5,7 @@ Modules: `base` (Pair, Verdict, Backend, BackendSpec, JudgeError) → `prompt` (
 grade parsing) → one module per backend (`openai_chat`, `command`, `learned`) → `registry`.
 """
 
-from pooling.judge_backends.base import (
+from pooling.judges.backends.base import (
     FAILED,
     OK,
     Backend,
@@ -14,8 +14,8 @@ from pooling.judge_backends.base import (
     Pair,
     Verdict,
 )
-from pooling.judge_backends.learned import cross_validated
-from pooling.judge_backends.prompt import (
+from pooling.judges.backends.learned import cross_validated
+from pooling.judges.backends.prompt import (
     DEFAULT_PROMPT,
     PLACEHOLDERS,
     check_template,
@@ -24,7 +24,7 @@ from pooling.judge_backends.prompt import (
     read_prompt,
     render,
 )
-from pooling.judge_backends.registry import BACKENDS, backend
+from pooling.judges.backends.registry import BACKENDS, backend
 
 __all__ = [
     "BACKENDS",

@@ -14,7 +14,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from pooling.judge_backends.base import JudgeError, Pair
+from pooling.judges.backends.base import JudgeError, Pair
 
 PLACEHOLDERS = {
     "query": "the topic's title (its query)",

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pooling.judge_backends.base import (
+from pooling.judges.backends.base import (
     JudgeError,
     Pair,
     Verdict,

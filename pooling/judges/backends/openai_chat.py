@@ -25,8 +25,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from pooling.judge_backends.base import JudgeError, Pair, Verdict, at_least, failed, ok, require
-from pooling.judge_backends.prompt import (
+from pooling.judges.backends.base import JudgeError, Pair, Verdict, at_least, failed, ok, require
+from pooling.judges.backends.prompt import (
     DEFAULT_MAX_GRADE,
     DEFAULT_PROMPT,
     check_template,
