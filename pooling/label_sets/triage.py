@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pooling.judging.history import find_judge
 from pooling.judges.grades_input import declared_max_grade
+from pooling.judging.history import find_judge
 from pooling.label_sets.sources import judge_labels, qrels_labels
 from pooling.strategies.replays.triage import TriageReplay, max_grades, triage_replay
 
