@@ -41,7 +41,11 @@ Normalisations, each applied to text outputs at capture time (`normalise_text`):
 - timestamps (an ISO 8601 date with a time to the minute or finer: `created_at`, `judged_at`,
   the exports' provenance sidecars, the HTML leaderboard's "Generated ...") become `<TIME>`:
   two captures run at different times. `compare` applies the same to every file again, since
-  release bundles are saved byte for byte as written.
+  release bundles are saved byte for byte as written;
+- at compare time, the dates the capture ran on (`capture.json`'s `dates`: a capture may
+  cross midnight) become `<CAPTURE-DATE>` in every file of that capture: a release's
+  `date-released` (released_at in words) and its datasheet's span of judgment dates are the
+  day it was made.
 
 And at compare time, for release bundles only (`bundle_key`, `strip_keys`): the JSON keys
 `released_at` and `store_schema` are removed wherever they occur (in `release.json`, in
@@ -67,6 +71,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -583,6 +588,7 @@ class Capture:
         dirty = subprocess.run(["git", "-C", str(self.repo), "status", "--porcelain", "--",
                                 "pooling"], capture_output=True, text=True, check=False).stdout
         meta = {"repo": str(self.repo), "commit": git, "pooling_changed": dirty.splitlines(),
+                "dates": capture_dates(time.time() - total, time.time()),
                 "steps": self.steps, "seconds": round(total, 1), "outputs": self.outputs,
                 "timings": self.timings}
         (self.out / "capture.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
@@ -591,6 +597,36 @@ class Capture:
 
 
 # -- compare --------------------------------------------------------------------------------
+
+
+def capture_dates(start: float, end: float) -> list[str]:
+    """The UTC dates (ISO) from `start` to `end` (epoch seconds), both included."""
+    day = datetime.fromtimestamp(start, UTC).date()
+    last = datetime.fromtimestamp(end, UTC).date()
+    dates = []
+    while day <= last:
+        dates.append(day.isoformat())
+        day += timedelta(days=1)
+    return dates
+
+
+def dates_of(capture: Path) -> list[str]:
+    """The dates a capture ran on, from its capture.json (for one written without them:
+    from the file's time and the capture's length)."""
+    meta_file = capture / "capture.json"
+    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    if "dates" in meta:
+        return list(meta["dates"])
+    end = meta_file.stat().st_mtime
+    return capture_dates(end - float(meta.get("seconds", 0)), end)
+
+
+def without_dates(lines: list[str], dates: Sequence[str]) -> list[str]:
+    """Lines with the capture's own dates replaced by `<CAPTURE-DATE>`."""
+    if not dates:
+        return lines
+    pattern = re.compile("|".join(re.escape(d) for d in dates))
+    return [pattern.sub("<CAPTURE-DATE>", line) for line in lines]
 
 
 @dataclass
@@ -669,7 +705,8 @@ def first_difference(a: list[str], b: list[str]) -> str:
     return ""
 
 
-def compare_checksums(before: Path, after: Path) -> tuple[str, str]:
+def compare_checksums(before: Path, after: Path, dates_a: Sequence[str] = (),
+                      dates_b: Sequence[str] = ()) -> tuple[str, str]:
     """SHA256SUMS of two bundles: the same, or lines that differ only by set-aside keys."""
     def entries(path: Path) -> dict[str, str]:
         pairs = (line.split(maxsplit=1) for line in path.read_text().splitlines() if line.strip())
@@ -685,14 +722,14 @@ def compare_checksums(before: Path, after: Path) -> tuple[str, str]:
                 return "DIFFERENT", f"{name}: checksum does not match {root / name}"
         if a[name] != b[name]:
             same = (before.parent / name).is_file() and (after.parent / name).is_file() and (
-                comparable_lines(before.parent / name, True)
-                == comparable_lines(after.parent / name, True))
+                without_dates(comparable_lines(before.parent / name, True), dates_a)
+                == without_dates(comparable_lines(after.parent / name, True), dates_b))
             if not same:
                 return "DIFFERENT", f"{name}: checksums differ, and so does the file"
             notes.append(name)
     if notes:
         return "same", ("checksums recomputed: " + ", ".join(notes)
-                        + " differ only by what is set aside (times, released_at, store_schema)")
+                        + " differ only by what is set aside (times, dates, released_at, store_schema)")
     return "same", ""
 
 
@@ -704,6 +741,7 @@ def files_of(root: Path) -> Iterator[str]:
 
 def compare(before: Path, after: Path) -> int:
     a_root, b_root = before / "outputs", after / "outputs"
+    dates_a, dates_b = dates_of(before), dates_of(after)
     names = list(files_of(a_root))
     names += [n for n in files_of(b_root) if n not in set(names)]
     rows: list[Row] = []
@@ -713,11 +751,12 @@ def compare(before: Path, after: Path) -> int:
             rows.append(Row(name, "missing", f"only in {'BEFORE' if a.is_file() else 'AFTER'}"))
             continue
         if a.name == "SHA256SUMS":
-            status, detail = compare_checksums(a, b)
+            status, detail = compare_checksums(a, b, dates_a, dates_b)
             rows.append(Row(name, status, detail))
             continue
         in_bundle = bundle_key(a)
-        la, lb = comparable_lines(a, in_bundle), comparable_lines(b, in_bundle)
+        la = without_dates(comparable_lines(a, in_bundle), dates_a)
+        lb = without_dates(comparable_lines(b, in_bundle), dates_b)
         rows.append(Row(name, "same" if la == lb else "DIFFERENT", first_difference(la, lb)))
     width = max([len(r.output) for r in rows] + [6])
     print(f"{'output':<{width}}  {'status':<9}  first difference / note")
