@@ -8,6 +8,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -94,12 +95,17 @@ def work(tmp_path_factory) -> Path:
 
 
 def run_cli(args: list[str], monkeypatch, capsys) -> tuple[int, str]:
-    """`pooling ARGS` in this process: (exit code, stderr)."""
+    """`pooling ARGS` in this process: (exit code, stderr). A command with nothing to clean
+    up ends with `os._exit` (tests/test_cli_exit.py), which here raises SystemExit instead."""
     from pooling.cli import main
     from pooling.cli.app import state
 
+    def exit_here(code: int) -> None:
+        raise SystemExit(code)
+
     monkeypatch.setattr(sys, "argv", ["pooling", *args])
     monkeypatch.setattr(state, "fast_exit", False)
+    monkeypatch.setattr(os, "_exit", exit_here)
     monkeypatch.setenv("COLUMNS", "400")
     capsys.readouterr()
     with pytest.raises(SystemExit) as done:
