@@ -12,8 +12,9 @@ Rules (each assessor's current judgment per pair is used; see pooling.judging.ju
                `tie`), else the named automatic judge's;
 - judge-only:  the named automatic judge's grade alone;
 - wawa, dawid-skene: an aggregation model's most probable grade, which learns how reliable
-               each person is (registered in `DERIVATION_RULES` by pooling.crowds.model_rules); `gold` names a qrels version whose
-               pairs seed the model and stay out of the derived version;
+               each person is (registered in `DERIVATION_RULES` by
+               pooling.crowds.model_rules); `gold` names a qrels version whose pairs seed
+               the model and stay out of the derived version;
 - gold-weighted: each labeller's vote weighted by the log-odds of their accuracy on the gold
                version `gold` (which it needs); for a jury of unequal automatic judges.
 A crowd round's gold pairs (`Round.gold`) never enter a derived version, whatever the rule
