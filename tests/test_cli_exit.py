@@ -39,22 +39,25 @@ def run_main(monkeypatch, *args: str) -> None:
     cli.main()
 
 
-def test_eval_on_a_run_missing_a_topic_ends_with_4_without_tearing_the_interpreter_down(
-        tmp_path, monkeypatch, capsys, exits):
-    (tmp_path / "q").write_text("1 0 d1 1\n2 0 d2 1\n")
-    (tmp_path / "r").write_text("1 Q0 d1 1 1.0 tag\n")
+def eval_files(tmp_path, monkeypatch, qrels: str, run: str) -> None:
+    """`pooling eval -m map` of these qrels and run lines (files `q` and `r`), which ends by
+    `os._exit` (the `exits` fixture stands in for it)."""
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "r").write_text(run)
     with pytest.raises(Ended):
         run_main(monkeypatch, "eval", "-m", "map", str(tmp_path / "q"), str(tmp_path / "r"))
+
+
+def test_eval_on_a_run_missing_a_topic_ends_with_4_without_tearing_the_interpreter_down(
+        tmp_path, monkeypatch, capsys, exits):
+    eval_files(tmp_path, monkeypatch, "1 0 d1 1\n2 0 d2 1\n", "1 Q0 d1 1 1.0 tag\n")
     assert exits == [4]
     assert f"run {tmp_path / 'r'} has no lines for 1 qrels topic(s): 2." in capsys.readouterr().err
 
 
 def test_eval_that_succeeds_ends_with_0_without_tearing_the_interpreter_down(
         tmp_path, monkeypatch, capsys, exits):
-    (tmp_path / "q").write_text("1 0 d1 1\n")
-    (tmp_path / "r").write_text("1 Q0 d1 1 1.0 tag\n")
-    with pytest.raises(Ended):
-        run_main(monkeypatch, "eval", "-m", "map", str(tmp_path / "q"), str(tmp_path / "r"))
+    eval_files(tmp_path, monkeypatch, "1 0 d1 1\n", "1 Q0 d1 1 1.0 tag\n")
     assert exits == [0]
     assert capsys.readouterr().out.split() == ["map", "all", "1.0000"]
 
