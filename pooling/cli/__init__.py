@@ -25,6 +25,7 @@ from pooling.errors import PoolingError
 from pooling.cli import (  # noqa: E402,F401  isort: skip
     store_cmds,
     runs_cmds,
+    answers_cmds,
     eval_cmds,
     evaluate_cmds,
     rounds_cmds,

@@ -241,6 +241,42 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE judgments RENAME COLUMN subtopic TO part",
         "ALTER TABLE judge_calls RENAME COLUMN subtopic TO part",
     ],
+    [
+        # Generated answers (`pooling import answers`): an answer run as imported (its form
+        # and file), each answer as given (`raw`: its JSON line, or its response text) with
+        # the segments it may cite (ranked as given, also stored as a ranked run of the same
+        # run_id), and its sentences with the segments each cites (`cited`: their indexes
+        # into reference_ids, as the 2024 form numbers them).
+        """CREATE TABLE answer_runs (
+            run_id VARCHAR PRIMARY KEY, format VARCHAR NOT NULL, source VARCHAR,
+            sha256 VARCHAR NOT NULL, imported_at TIMESTAMP NOT NULL, n_answers BIGINT NOT NULL,
+            n_topics INTEGER NOT NULL, team VARCHAR, description VARCHAR)""",
+        """CREATE TABLE answers (
+            run_id VARCHAR NOT NULL, query_id VARCHAR NOT NULL, topic VARCHAR,
+            response_length BIGINT, reference_ids VARCHAR[] NOT NULL, line BIGINT,
+            raw VARCHAR NOT NULL)""",
+        """CREATE TABLE answer_sentences (
+            run_id VARCHAR NOT NULL, query_id VARCHAR NOT NULL, sentence INTEGER NOT NULL,
+            text VARCHAR NOT NULL, citations VARCHAR[] NOT NULL, cited INTEGER[])""",
+        # Nugget banks: every edit of a topic's nuggets, append-only (`add`, `reword`,
+        # `grade`, `merge` (the nugget folded into `merged_into`), `delete`, `move` (to `position`)),
+        # who made it (`provenance`: person, model or imported; `made_by`: the assessor, the
+        # judge or the file), and the frozen versions a round judges, each a snapshot of the
+        # bank (`nuggets`: a topic's nuggets in their order, most important first).
+        """CREATE TABLE nugget_edits (
+            seq BIGINT DEFAULT nextval('judgment_seq'), query_id VARCHAR NOT NULL,
+            nugget_id VARCHAR NOT NULL, action VARCHAR NOT NULL, text VARCHAR,
+            importance VARCHAR, position DOUBLE, merged_into VARCHAR, provenance VARCHAR NOT NULL,
+            made_by VARCHAR, made_at TIMESTAMP NOT NULL, note VARCHAR)""",
+        """CREATE TABLE nugget_versions (
+            name VARCHAR PRIMARY KEY, created_at TIMESTAMP NOT NULL, method VARCHAR NOT NULL,
+            source VARCHAR, sha256 VARCHAR, last_seq BIGINT, n_nuggets BIGINT NOT NULL,
+            n_topics INTEGER NOT NULL, params VARCHAR)""",
+        """CREATE TABLE nuggets (
+            version VARCHAR NOT NULL, query_id VARCHAR NOT NULL, nugget_id VARCHAR NOT NULL,
+            position INTEGER NOT NULL, text VARCHAR NOT NULL, importance VARCHAR NOT NULL,
+            provenance VARCHAR NOT NULL, made_by VARCHAR)""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -252,4 +288,5 @@ DATA_TABLES = [
     "eval_results", "judge_calls", "pool_strata", "qrels_strata", "subtopic_qrels",
     "qrels_posteriors",
     "qrels_workers", "worker_decisions", "judge_prices", "crowd_handouts", "run_changes",
+    "answer_runs", "answers", "answer_sentences", "nugget_edits", "nugget_versions", "nuggets",
 ]
