@@ -42,17 +42,21 @@ class RelFormat(StrEnum):
     qrels_prefs = "qrels_prefs"
     sampled = "sampled"
     subtopics = "subtopics"
+    nuggets = "nuggets"
 
 
 # The measures printed without -m, per -R (trec_eval's `official` needs qrels).
 _DEFAULT_MEASURES = {"qrels": "official", "qrels_jg": "qrels_jg", "prefs": "all_prefs",
-                     "qrels_prefs": "all_prefs", "sampled": "sample_eval", "subtopics": "ndeval"}
+                     "qrels_prefs": "all_prefs", "sampled": "sample_eval", "subtopics": "ndeval",
+                     "nuggets": "nuggets"}
 
 
 @app.command("eval")
 def eval_command(
-    qrels: Annotated[str, typer.Argument(help="Qrels file (trec_eval format; gzip ok).")],
-    runs: Annotated[list[str], typer.Argument(help="Run file(s); `-` reads stdin.")],
+    qrels: Annotated[str, typer.Argument(help="Qrels file (trec_eval format; gzip ok); with -R "
+                                         "nuggets, a nuggetizer assignments file.")],
+    runs: Annotated[list[str] | None, typer.Argument(
+        help="Run file(s); `-` reads stdin. With -R nuggets: more assignments files.")] = None,
     measure: Annotated[
         list[str] | None,
         typer.Option(
@@ -108,9 +112,11 @@ def eval_command(
                                 "sampled (query_id iter doc_id stratum relevance, as "
                                 "sample_eval.pl reads; a five-column qrels file is read so "
                                 "without -R) or subtopics (ndeval's query_id subtopic doc_id "
-                                "relevance; read so when a diversity measure is asked for). "
-                                "Without -m: official, qrels_jg, all_prefs, sample_eval or "
-                                "ndeval.")
+                                "relevance; read so when a diversity measure is asked for) or "
+                                "nuggets (nuggetizer's assignments JSONL, which holds the "
+                                "answers too: every file given is one, scored by nugget recall). "
+                                "Without -m: official, qrels_jg, all_prefs, sample_eval, "
+                                "ndeval or nuggets.")
     ] = RelFormat.qrels,
     gain: Annotated[
         list[str] | None, typer.Option("-G", "--gain", metavar="GRADE=GAIN",
@@ -151,6 +157,12 @@ def eval_command(
     from pooling.evaluation.inputs import measure_list, relevance_format
     from pooling.formats.sampled_qrels import looks_sampled
 
+    if rel_format is RelFormat.nuggets:
+        _eval_nuggets(qrels, runs or [], measure, complete, shared_topics, output_format,
+                      per_query, output, not no_summary)
+        return
+    if not runs:
+        raise EvaluationError("give a run file after the qrels file (`-` reads stdin)")
     if rel_format is RelFormat.sampled or (rel_format is RelFormat.qrels and looks_sampled(qrels)):
         unusable = {"-c": complete, "--shared-topics": shared_topics, "-l": level != 1,
                     "-M": max_docs is not None, "-J": judged_only,
@@ -208,6 +220,26 @@ def eval_command(
         print_notes(_name_runs(result, runs, reading, same_names))
     _write(result, output_format, per_query, output, summary=not no_summary)
     print_warnings(getattr(result, "warnings", []) + _missing_topic_warnings(result))
+
+
+def _eval_nuggets(first: str, more: list[str], measures: list[str] | None, complete: bool,
+                  shared_topics: bool, output_format: OutputFormat, per_query: bool,
+                  output: Path | None, summary: bool) -> None:
+    """Nugget recall of the answers in nuggetizer assignment files (-R nuggets)."""
+    from pooling.cli.pandas_guard import without_pandas
+    from pooling.evaluation.nuggets import evaluate_nuggets
+
+    if shared_topics:
+        raise EvaluationError("--shared-topics does not apply to -R nuggets: a run is scored on "
+                              "the topics it answered (add -c to score the others as 0)")
+    if output_format is OutputFormat.ndeval:
+        raise EvaluationError("--format ndeval is for diversity measures; use trec, csv, json "
+                              "or parquet")
+    state.fast_exit = True
+    with without_pandas():
+        result = evaluate_nuggets([first, *more], measures or [_DEFAULT_MEASURES["nuggets"]],
+                                  complete=complete)
+    _write(result, output_format, per_query, output, summary=summary)
 
 
 def _eval_sampled(qrels: str, runs: list[str], measures: list[str], gains: list[str],

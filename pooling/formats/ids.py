@@ -63,6 +63,13 @@ def check_id(value: str, what: str, *, names_file: bool = False) -> str:
     return value
 
 
+def any_breaks_rule(values: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether any id of `values` breaks the id rule (vectorised; `id_problem` says why)."""
+    return bool(pc.any(pc.equal(pc.utf8_length(values), 0)).as_py()
+                or not pc.all(pc.equal(pc.utf8_trim_whitespace(values), values)).as_py()
+                or pc.any(pc.match_substring_regex(values, _CONTROL_RE2)).as_py())
+
+
 def id_column_problems(table: pa.Table, columns: list[str], source: str,
                        line_column: str = "line", limit: int = 20) -> list[Problem]:
     """Problems at file:line for ids of `columns` holding a control character (vectorised:
