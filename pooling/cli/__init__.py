@@ -26,6 +26,7 @@ from pooling.cli import (  # noqa: E402,F401  isort: skip
     store_cmds,
     runs_cmds,
     answers_cmds,
+    nuggets_cmds,
     eval_cmds,
     evaluate_cmds,
     rounds_cmds,

@@ -74,6 +74,16 @@ IKAT_HINT = 'Expected one JSON object {"topic id": {"[1]": {"text": "...", "rele
 
 
 @dataclass(frozen=True)
+class NuggetFile:
+    """One nugget file read: its nuggets (NUGGETS_SCHEMA) and every topic it names, those
+    it gives no nugget included (an answer to one scores 0, and counts)."""
+
+    source: str
+    nuggets: pa.Table
+    topics: list[str]
+
+
+@dataclass(frozen=True)
 class AssignmentFile:
     """One assignments file read: each answer, and the nuggets assigned to it."""
 
@@ -141,12 +151,13 @@ def _nugget_list(log: ProblemLog, line: int, value: Any, fields: Mapping[str, tu
     return out if ok else None
 
 
-def read_nuggets(path: PathLike) -> pa.Table:
-    """A nuggetizer nuggets JSONL file as NUGGETS_SCHEMA, in file order (module doc)."""
+def read_nuggets(path: PathLike) -> NuggetFile:
+    """A nuggetizer nuggets JSONL file, nuggets in file order (module doc)."""
     source = display_name(path)
     log = ProblemLog(source)
     seen = FirstSeen(log, "qid")
     rows: list[dict[str, Any]] = []
+    topics: list[str] = []
     for line, record in _records(path, log):
         if "qid" not in record or "nuggets" not in record:
             missing = [k for k in ("qid", "nuggets") if k not in record]
@@ -159,12 +170,15 @@ def read_nuggets(path: PathLike) -> pa.Table:
         nuggets = _nugget_list(log, line, record["nuggets"], {"importance": IMPORTANCE})
         if query_id is None or not seen.is_new(query_id, line, shown(query_id)) or nuggets is None:
             continue
+        topics.append(query_id)
         for position, nugget in enumerate(nuggets):
             rows.append({"query_id": query_id, "query": query if isinstance(query, str) else None,
                          "position": position, "text": nugget["text"],
                          "importance": nugget["importance"], "grade": None, "line": line})
     log.raise_if_any(NUGGETS_HINT)
-    return pa.Table.from_pylist(rows, schema=NUGGETS_SCHEMA)
+    if not topics:
+        raise FormatError([Problem(source, None, "holds no topic")], hint=NUGGETS_HINT)
+    return NuggetFile(source, pa.Table.from_pylist(rows, schema=NUGGETS_SCHEMA), sorted(topics))
 
 
 def read_assignments(path: PathLike, run_id: str | None = None) -> AssignmentFile:
@@ -293,10 +307,9 @@ def importance_from_grade(grade: int, vital_from: int = IKAT_DEFAULT_VITAL) -> s
     return "vital" if grade >= vital_from else "okay"
 
 
-def read_ikat_nuggets(path: PathLike, vital_from: int = IKAT_DEFAULT_VITAL) -> pa.Table:
-    """The iKAT nugget JSON as NUGGETS_SCHEMA: nuggets in the order of their numbers, each
-    vital when its passage's grade is `vital_from` or more (module doc). A topic with no
-    nugget has no row."""
+def read_ikat_nuggets(path: PathLike, vital_from: int = IKAT_DEFAULT_VITAL) -> NuggetFile:
+    """The iKAT nugget JSON: each topic's nuggets in the order of their numbers, each vital
+    when its passage's grade is `vital_from` or more (module doc)."""
     source = display_name(path)
     log = ProblemLog(source)
     with open_binary(path) as fh:
@@ -364,7 +377,10 @@ def read_ikat_nuggets(path: PathLike, vital_from: int = IKAT_DEFAULT_VITAL) -> p
                          "text": nugget_text, "importance": importance_from_grade(grade_value, vital_from),
                          "grade": grade_value, "line": nline})
     log.raise_if_any(IKAT_HINT)
-    return pa.Table.from_pylist(rows, schema=NUGGETS_SCHEMA)
+    topics = sorted(str(k) for k in document)
+    if not topics:
+        raise FormatError([Problem(source, None, "holds no topic")], hint=IKAT_HINT)
+    return NuggetFile(source, pa.Table.from_pylist(rows, schema=NUGGETS_SCHEMA), topics)
 
 
 def write_nuggets(out: io.TextIOBase, nuggets: pa.Table, queries: Mapping[str, str | None]) -> None:

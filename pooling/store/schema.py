@@ -258,20 +258,23 @@ MIGRATIONS: list[list[str]] = [
         """CREATE TABLE answer_sentences (
             run_id VARCHAR NOT NULL, query_id VARCHAR NOT NULL, sentence INTEGER NOT NULL,
             text VARCHAR NOT NULL, citations VARCHAR[] NOT NULL, cited INTEGER[])""",
-        # Nugget banks: every edit of a topic's nuggets, append-only (`add`, `reword`,
-        # `grade`, `merge` (the nugget folded into `merged_into`), `delete`, `move` (to `position`)),
-        # who made it (`provenance`: person, model or imported; `made_by`: the assessor, the
-        # judge or the file), and the frozen versions a round judges, each a snapshot of the
-        # bank (`nuggets`: a topic's nuggets in their order, most important first).
+        # Nugget banks (`pooling nuggets`): a bank is a named line of nugget lists (the
+        # people's, a model's), one per topic. Every edit of it is kept, append-only: `add`,
+        # `reword`, `grade` (importance), `merge` (the nugget folded into `merged_into`),
+        # `delete`, `move` (to `position`), with who made it (`provenance`: person, model or
+        # imported; `made_by`: the assessor, the judge or the file). A version is a frozen
+        # snapshot of a bank (`nuggets`: each topic's nuggets in their order), made by a
+        # freeze, the bank as of edit `last_seq`; a round judges one version.
         """CREATE TABLE nugget_edits (
-            seq BIGINT DEFAULT nextval('judgment_seq'), query_id VARCHAR NOT NULL,
-            nugget_id VARCHAR NOT NULL, action VARCHAR NOT NULL, text VARCHAR,
-            importance VARCHAR, position DOUBLE, merged_into VARCHAR, provenance VARCHAR NOT NULL,
-            made_by VARCHAR, made_at TIMESTAMP NOT NULL, note VARCHAR)""",
+            seq BIGINT DEFAULT nextval('judgment_seq'), bank VARCHAR NOT NULL,
+            query_id VARCHAR NOT NULL, nugget_id VARCHAR NOT NULL, action VARCHAR NOT NULL,
+            text VARCHAR, importance VARCHAR, position DOUBLE, merged_into VARCHAR,
+            provenance VARCHAR NOT NULL, made_by VARCHAR, made_at TIMESTAMP NOT NULL,
+            note VARCHAR)""",
         """CREATE TABLE nugget_versions (
-            name VARCHAR PRIMARY KEY, created_at TIMESTAMP NOT NULL, method VARCHAR NOT NULL,
-            source VARCHAR, sha256 VARCHAR, last_seq BIGINT, n_nuggets BIGINT NOT NULL,
-            n_topics INTEGER NOT NULL, params VARCHAR)""",
+            name VARCHAR PRIMARY KEY, bank VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL,
+            method VARCHAR NOT NULL, source VARCHAR, sha256 VARCHAR, last_seq BIGINT,
+            n_nuggets BIGINT NOT NULL, n_topics INTEGER NOT NULL, params VARCHAR)""",
         """CREATE TABLE nuggets (
             version VARCHAR NOT NULL, query_id VARCHAR NOT NULL, nugget_id VARCHAR NOT NULL,
             position INTEGER NOT NULL, text VARCHAR NOT NULL, importance VARCHAR NOT NULL,

@@ -1,0 +1,233 @@
+"""Nugget-bank commands: `nuggets import|export|list|versions|history|freeze` and the edits
+`nuggets add|reword|grade|merge|delete|move`, each kept in the bank's history."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from pooling.cli.app import app
+from pooling.cli.store_cmds import StoreArg, err, out
+
+nuggets_app = typer.Typer(help="Nugget banks: each topic's nuggets, edited with every change "
+                          "kept, frozen into versions that rounds judge.", no_args_is_help=True)
+app.add_typer(nuggets_app, name="nuggets")
+
+BankOpt = Annotated[str, typer.Option("--bank", help="The nugget bank (e.g. people, gpt4).")]
+TopicArg = Annotated[str, typer.Argument(help="The topic (query_id).")]
+NuggetArg = Annotated[str, typer.Argument(help="The nugget's id within its topic.")]
+ByOpt = Annotated[str | None, typer.Option("--by", help="Who made the change (an assessor id or "
+                                           "a name); kept in the history.")]
+NoteOpt = Annotated[str | None, typer.Option("--note", help="Why, kept in the history.")]
+
+
+@nuggets_app.command("import")
+def import_nuggets(
+    store: StoreArg,
+    file: Annotated[Path, typer.Argument(help="nuggetizer's nuggets JSONL, or iKAT's nugget JSON.",
+                                         readable=False)],
+    bank: BankOpt,
+    format: Annotated[str | None, typer.Option(
+        "--format", help="nuggetizer (JSONL: qid, query, nuggets [{text, importance}]) or ikat "
+        "({topic: {\"[i]\": {text, relevance}}}); default: ikat for .json, else nuggetizer.")] = None,
+    version: Annotated[str | None, typer.Option(
+        "--version", help="Name of the version the import is frozen as (default BANK-vN).")] = None,
+    vital_from: Annotated[int, typer.Option(
+        "--vital-from", help="iKAT: a nugget is vital when the grade of its passage is at least "
+        "this (the others okay).")] = 3,
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="Replace the bank's nuggets of the file's topics (their deletion is "
+        "recorded); else a topic the bank has nuggets for is refused.")] = False,
+) -> None:
+    """Import a nugget file into a bank and freeze it as a version, all or nothing."""
+    from pooling.store import Store
+    from pooling.store.nugget_banks import import_nuggets as run_import
+
+    with Store(store) as s:
+        r = run_import(s, file, bank, format=format, version=version, vital_from=vital_from,
+                       replace=replace)
+    if r.status != "imported":
+        out.print(f"{file}: already imported into bank {r.bank} as version {r.version}", highlight=False)
+        return
+    out.print(f"{file}: imported {r.n_nuggets} nuggets ({r.n_vital} vital) over {r.n_topics} "
+              f"topics into bank {r.bank}, version {r.version}", highlight=False)
+
+
+@nuggets_app.command("export")
+def export_nuggets(
+    store: StoreArg,
+    version: Annotated[str, typer.Argument(help="The nugget version to write.")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="File to write (default: stdout).")] = None,
+) -> None:
+    """Write a nugget version as nuggetizer's nuggets JSONL (qid, query, nuggets)."""
+    import sys
+
+    from pooling.output_files import write_text
+    from pooling.store import Store
+    from pooling.store.nugget_banks import export_nuggets as run_export
+
+    with Store(store, read_only=True) as s:
+        text = run_export(s, version)
+    if output:
+        write_text(output, text)
+        err.print(f"wrote {output}", highlight=False)
+    else:
+        sys.stdout.write(text)
+
+
+@nuggets_app.command("list")
+def list_nuggets(
+    store: StoreArg,
+    bank: BankOpt,
+    topic: Annotated[str | None, typer.Option("--topic", help="Only this topic.")] = None,
+    version: Annotated[str | None, typer.Option(
+        "--version", help="A frozen version instead of the bank as it is now.")] = None,
+) -> None:
+    """A bank's nuggets (as they are now, or as a version froze them), in their order."""
+    from pooling.store import Store
+    from pooling.store.nugget_banks import current_nuggets, version_nuggets
+
+    with Store(store, read_only=True) as s:
+        table = version_nuggets(s, version) if version else current_nuggets(s, bank, topic)
+    rows = [r for r in table.to_pylist() if topic is None or r["query_id"] == topic]
+    grid = Table("topic", "id", "importance", "text", "by")
+    for r in rows:
+        grid.add_row(r["query_id"], r["nugget_id"], r["importance"], r["text"],
+                     f"{r['provenance']}: {r['made_by'] or '-'}")
+    out.print(grid)
+
+
+@nuggets_app.command("versions")
+def list_versions(
+    store: StoreArg,
+    bank: Annotated[str | None, typer.Option("--bank", help="Only this bank's versions.")] = None,
+) -> None:
+    """The frozen nugget versions: bank, when, how, from what, nuggets and topics."""
+    from pooling.store import Store
+    from pooling.store.nugget_banks import nugget_versions
+
+    with Store(store, read_only=True) as s:
+        rows = nugget_versions(s, bank)
+    grid = Table("version", "bank", "created", "method", "source", "nuggets", "topics")
+    for name, b, created, method, source, n, t in rows:
+        grid.add_row(name, b, f"{created:%Y-%m-%d %H:%M}", method, source or "-", str(n), str(t))
+    out.print(grid)
+
+
+@nuggets_app.command("history")
+def show_history(
+    store: StoreArg,
+    bank: BankOpt,
+    topic: Annotated[str | None, typer.Option("--topic", help="Only this topic.")] = None,
+) -> None:
+    """Every edit of a bank, oldest first: who added, reworded, merged, deleted or re-graded
+    what, and when."""
+    from pooling.store import Store
+    from pooling.store.nugget_banks import history
+
+    with Store(store, read_only=True) as s:
+        edits = history(s, bank, topic)
+    grid = Table("when", "topic", "id", "action", "what", "by")
+    for e in edits:
+        what = {"add": f"{e.importance}: {e.text}", "reword": e.text or "", "grade": e.importance or "",
+                "merge": f"into {e.merged_into}", "move": f"to {e.position:g}" if e.position is not None else "",
+                "delete": e.note or ""}.get(e.action, "")
+        grid.add_row(f"{e.made_at:%Y-%m-%d %H:%M:%S}", e.query_id, e.nugget_id, e.action, what,
+                     f"{e.provenance}: {e.made_by or '-'}")
+    out.print(grid)
+
+
+@nuggets_app.command("freeze")
+def freeze_bank(
+    store: StoreArg,
+    bank: BankOpt,
+    name: Annotated[str | None, typer.Option("--name", help="The version's name (default BANK-vN).")] = None,
+) -> None:
+    """Freeze a bank as it is now into a version (an unchanged bank gives its latest one)."""
+    from pooling.store import Store
+    from pooling.store.nugget_banks import freeze
+
+    with Store(store) as s:
+        version = freeze(s, bank, name)
+    out.print(f"bank {bank}: version {version}", highlight=False)
+
+
+@nuggets_app.command("add")
+def add(store: StoreArg, bank: BankOpt, topic: TopicArg,
+        text: Annotated[str, typer.Argument(help="What an answer should say.")],
+        importance: Annotated[str, typer.Option("--importance", help="vital or okay.")] = "okay",
+        by: ByOpt = None, note: NoteOpt = None) -> None:
+    """Add a nugget to a topic of a bank (last among its importance)."""
+    from pooling.store import Store
+    from pooling.store.nugget_banks import add_nugget
+
+    with Store(store) as s:
+        nugget_id = add_nugget(s, bank, topic, text, importance, made_by=by, note=note)
+    out.print(f"bank {bank} topic {topic}: added nugget {nugget_id}", highlight=False)
+
+
+@nuggets_app.command("reword")
+def reword(store: StoreArg, bank: BankOpt, topic: TopicArg, nugget: NuggetArg,
+           text: Annotated[str, typer.Argument(help="The nugget's new text.")],
+           by: ByOpt = None, note: NoteOpt = None) -> None:
+    """Give a nugget new text; the old text stays in the history."""
+    from pooling.store import Store
+    from pooling.store.nugget_banks import reword_nugget
+
+    with Store(store) as s:
+        reword_nugget(s, bank, topic, nugget, text, made_by=by, note=note)
+    out.print(f"bank {bank} topic {topic}: reworded nugget {nugget}", highlight=False)
+
+
+@nuggets_app.command("grade")
+def grade(store: StoreArg, bank: BankOpt, topic: TopicArg, nugget: NuggetArg,
+          importance: Annotated[str, typer.Argument(help="vital or okay.")],
+          by: ByOpt = None, note: NoteOpt = None) -> None:
+    """Set a nugget's importance."""
+    from pooling.store import Store
+    from pooling.store.nugget_banks import grade_nugget
+
+    with Store(store) as s:
+        grade_nugget(s, bank, topic, nugget, importance, made_by=by, note=note)
+    out.print(f"bank {bank} topic {topic}: nugget {nugget} is {importance}", highlight=False)
+
+
+@nuggets_app.command("merge")
+def merge(store: StoreArg, bank: BankOpt, topic: TopicArg, nugget: NuggetArg,
+          into: Annotated[str, typer.Argument(help="The nugget it is folded into.")],
+          text: Annotated[str | None, typer.Option("--text", help="New text of the merged nugget.")] = None,
+          by: ByOpt = None, note: NoteOpt = None) -> None:
+    """Fold one nugget into another (which may take new text)."""
+    from pooling.store import Store
+    from pooling.store.nugget_banks import merge_nuggets
+
+    with Store(store) as s:
+        merge_nuggets(s, bank, topic, nugget, into, text=text, made_by=by, note=note)
+    out.print(f"bank {bank} topic {topic}: merged nugget {nugget} into {into}", highlight=False)
+
+
+@nuggets_app.command("delete")
+def delete(store: StoreArg, bank: BankOpt, topic: TopicArg, nugget: NuggetArg,
+           by: ByOpt = None, note: NoteOpt = None) -> None:
+    """Take a nugget off a topic's list (it stays in the history)."""
+    from pooling.store import Store
+    from pooling.store.nugget_banks import delete_nugget
+
+    with Store(store) as s:
+        delete_nugget(s, bank, topic, nugget, made_by=by, note=note)
+    out.print(f"bank {bank} topic {topic}: deleted nugget {nugget}", highlight=False)
+
+
+@nuggets_app.command("move")
+def move(store: StoreArg, bank: BankOpt, topic: TopicArg, nugget: NuggetArg,
+         before: Annotated[str | None, typer.Option("--before", help="Place it just before this "
+                                                   "nugget (default: last of its importance).")] = None,
+         by: ByOpt = None) -> None:
+    """Move a nugget within its importance."""
+    from pooling.store import Store
+    from pooling.store.nugget_banks import move_nugget
+
+    with Store(store) as s:
+        move_nugget(s, bank, topic, nugget, before, made_by=by)
+    out.print(f"bank {bank} topic {topic}: moved nugget {nugget}", highlight=False)
