@@ -27,6 +27,7 @@ FLOORS: list[list[str]] = [
     ["evaluation"],  # trec_eval-exact evaluation of runs against qrels
     ["store"],  # the DuckDB test collection
     ["judging"],  # item types, rounds, assessors, judgments, queues, rules: the judging core
+    ["nuggets"],  # generated answers judged by nuggets: the item type, rounds, assignments
     ["crowds"],  # crowd rounds: the queue policy, gold, workers' quality and decisions
     # Model judges (their backends: pairs with texts in, verdicts out, no store), juries,
     # usage and reports, built on the core and the crowds' aggregation rules.

@@ -231,3 +231,75 @@ def move(store: StoreArg, bank: BankOpt, topic: TopicArg, nugget: NuggetArg,
     with Store(store) as s:
         move_nugget(s, bank, topic, nugget, before, made_by=by)
     out.print(f"bank {bank} topic {topic}: moved nugget {nugget}", highlight=False)
+
+
+@nuggets_app.command("round")
+def create_round(
+    store: StoreArg,
+    round_id: Annotated[str, typer.Option("--round", help="Name of the new round.")],
+    version: Annotated[str, typer.Option("--version", help="The nugget version the answers are "
+                                         "graded on (frozen: later edits of the bank do not change it).")],
+    runs: Annotated[list[str] | None, typer.Option("--run", help="An answer run to judge "
+                                                   "(repeatable; default: every stored one).")] = None,
+    topics: Annotated[list[str] | None, typer.Option("--topic", help="A topic to judge (repeatable; "
+                                                     "default: the version's topics with nuggets).")] = None,
+    grades: Annotated[int, typer.Option("--grades", help="3: support, partial support, none; "
+                                        "2: support, none.")] = 3,
+) -> None:
+    """Create an assignment round: each answer graded on every nugget of its topic."""
+    from pooling.nuggets.rounds import create_assignment_round
+    from pooling.store import Store
+
+    with Store(store) as s:
+        summary = create_assignment_round(s, round_id, version, runs=runs, topics=topics,
+                                          grades=grades)
+    out.print(f"round {round_id}: {summary.entries} answers over {len(summary.per_topic)} topics "
+              f"to grade on the nuggets of {version}", highlight=False)
+
+
+@nuggets_app.command("derive")
+def derive(
+    store: StoreArg,
+    round_id: Annotated[str, typer.Option("--round", help="The assignment round.")],
+    name: Annotated[str, typer.Option("--name", help="Name of the new assignment version.")],
+    rule: Annotated[str, typer.Option("--rule", help="latest, primary, majority, mean, "
+                                      "human-first or judge-only (each answer and nugget on its own).")] = "majority",
+    tie: Annotated[str, typer.Option("--tie", help="majority: a tie takes the lower or higher grade.")] = "lower",
+    judge: Annotated[str | None, typer.Option("--judge", help="human-first / judge-only: the "
+                                              "automatic judge.")] = None,
+) -> None:
+    """Derive an assignment version from an assignment round by a recorded rule."""
+    from pooling.nuggets.assignments import derive_assignments
+    from pooling.store import Store
+
+    with Store(store) as s:
+        v = derive_assignments(s, rule, name, round_id=round_id, tie=tie, judge=judge)
+    out.print(f"assignment version {v.name}: {v.n_rows} assignments of {v.n_answers} answers over "
+              f"{v.n_topics} topics, on nugget version {v.nugget_version} ({v.method})", highlight=False)
+
+
+@nuggets_app.command("score")
+def score(
+    store: StoreArg,
+    assignments: Annotated[str, typer.Option("--assignments", help="The assignment version.")],
+    runs: Annotated[list[str] | None, typer.Option("--run", help="An answer run to score "
+                                                   "(repeatable; default: the round's).")] = None,
+    measure: Annotated[list[str] | None, typer.Option(
+        "-m", "--measure", help="strict_vital, strict_all, vital, all (nuggetizer's *_score "
+        "names too), or nuggets for the four; repeatable.")] = None,
+    per_query: Annotated[bool, typer.Option("-q", "--per-query", help="Print per-topic values "
+                                            "before `all`.")] = False,
+    complete: Annotated[bool, typer.Option("-c", "--complete", help="Score topics a run did not "
+                                           "answer as 0 (else a run's mean is over its answers).")] = False,
+) -> None:
+    """Score answer runs by nugget recall from an assignment version, in trec_eval's layout."""
+    import sys
+
+    from pooling.evaluation.trec_format import format_trec_runs
+    from pooling.nuggets.assignments import score_assignments
+    from pooling.store import Store
+
+    with Store(store, read_only=True) as s:
+        result = score_assignments(s, assignments, runs=runs, measures=measure or ["nuggets"],
+                                   complete=complete)
+    sys.stdout.write(format_trec_runs(result.runs, per_query))

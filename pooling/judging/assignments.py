@@ -307,7 +307,7 @@ def fingerprints(store: Store) -> dict[str, tuple]:
 
 def not_assigned(rnd: Round, assessor_id: str, query_id: str, doc_id: str) -> str:
     """Why a judgment is refused: the document is not this person's to judge in the round."""
-    why = (f"document {doc_id!r} of topic {query_id!r} is not assigned to {assessor_id!r} "
+    why = (f"{rnd.item.unit.name} {doc_id!r} of topic {query_id!r} is not assigned to {assessor_id!r} "
            f"in round {rnd.round_id!r}")
     if rnd.crowd:  # `Assignments.may_judge`: a worker answers what they were handed
         why += ("; in a crowd round a worker answers only documents handed to them (the judging "

@@ -33,8 +33,16 @@ from pooling.judging.plugins import Registry
 
 # The form of version an item type's judgments are derived into: a grade per (topic,
 # document) (`qrels`), a grade per (topic, subtopic, document) with the plain rows the
-# maximum (`subtopic qrels`, ndeval's four columns).
-VERSION_FORMS = ("qrels", "subtopic qrels")
+# maximum (`subtopic qrels`, ndeval's four columns). A package adding an item type adds the
+# form of its versions with `add_version_form` (e.g. nugget assignments).
+VERSION_FORMS: list[str] = ["qrels", "subtopic qrels"]
+
+
+def add_version_form(name: str) -> str:
+    """Declare a form of version an item type of a package above the core derives into."""
+    if name not in VERSION_FORMS:
+        VERSION_FORMS.append(name)
+    return name
 
 # The word shown for a grade on the judging page, when the scale has none of its own.
 GRADE_WORDS = {-2: "Junk", -1: "Spam", 0: "Not relevant", 1: "Relevant", 2: "Highly relevant",

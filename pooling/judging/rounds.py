@@ -311,25 +311,33 @@ def create_round(
     gold_count = (check_gold(store, gold, list(per_topic), round_id=name, queued=queued_pairs)
                   if crowd and gold is not None else None)
     with store.transaction() as con:
-        con.execute(
-            "INSERT INTO rounds (round_id, strategy, params, seed, grades, pooled_runs, created_at, "
-            "adaptive, candidate_depth, topics, item_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [name, strategy, json.dumps(round_params), seed, list(rnd.grades), run_ids, utcnow(),
-             strat.adaptive, candidate_depth, list(per_topic), rnd.item_type],
-        )
-        if rows["query_id"]:
-            table = pa.table(rows)
-            con.register("_pool", table)
-            try:
-                con.execute("INSERT INTO pool_entries SELECT ?, query_id, doc_id, position FROM _pool",
-                            [name])
-            finally:
-                con.unregister("_pool")
+        store_round(store, rnd, rows)
         if design is not None:
             record_design(con, name, design)
     warning = scale_warning(store, name, rnd.grades)
     return RoundSummary(rnd, sum(counts.values()), counts, [warning] if warning else [],
                         gold_count)
+
+
+def store_round(store: Store, rnd: Round, queue: Mapping[str, list[Any]]) -> None:
+    """Write a new round and its queue (query_id, doc_id, position columns), in one
+    transaction: the one place a round enters the store, whatever it judges."""
+    with store.transaction() as con:
+        con.execute(
+            "INSERT INTO rounds (round_id, strategy, params, seed, grades, pooled_runs, created_at, "
+            "adaptive, candidate_depth, topics, item_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [rnd.round_id, rnd.strategy, json.dumps(rnd.params), rnd.seed, list(rnd.grades),
+             list(rnd.pooled_runs), utcnow(), rnd.adaptive, rnd.candidate_depth,
+             list(rnd.topics), rnd.item_type],
+        )
+        if queue["query_id"]:
+            table = pa.table(dict(queue))
+            con.register("_pool", table)
+            try:
+                con.execute("INSERT INTO pool_entries SELECT ?, query_id, doc_id, position FROM _pool",
+                            [rnd.round_id])
+            finally:
+                con.unregister("_pool")
 
 
 def crowd_params(redundancy: int, gold: str | None, gold_rate: float | None) -> dict[str, Any]:

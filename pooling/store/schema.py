@@ -279,6 +279,17 @@ MIGRATIONS: list[list[str]] = [
             version VARCHAR NOT NULL, query_id VARCHAR NOT NULL, nugget_id VARCHAR NOT NULL,
             position INTEGER NOT NULL, text VARCHAR NOT NULL, importance VARCHAR NOT NULL,
             provenance VARCHAR NOT NULL, made_by VARCHAR)""",
+        # Nugget assignments: immutable versions of each answer's support grade on each nugget
+        # of the nugget version it was judged on (2 support, 1 partial support, 0 none),
+        # derived from an assignment round by a recorded rule, or imported.
+        """CREATE TABLE assignment_versions (
+            name VARCHAR PRIMARY KEY, nugget_version VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL, method VARCHAR NOT NULL, source VARCHAR,
+            grades BIGINT[] NOT NULL, n_rows BIGINT NOT NULL, n_answers BIGINT NOT NULL,
+            n_topics INTEGER NOT NULL, params VARCHAR)""",
+        """CREATE TABLE nugget_assignments (
+            version VARCHAR NOT NULL, query_id VARCHAR NOT NULL, run_id VARCHAR NOT NULL,
+            nugget_id VARCHAR NOT NULL, grade BIGINT NOT NULL)""",
     ],
 ]
 
@@ -292,4 +303,5 @@ DATA_TABLES = [
     "qrels_posteriors",
     "qrels_workers", "worker_decisions", "judge_prices", "crowd_handouts", "run_changes",
     "answer_runs", "answers", "answer_sentences", "nugget_edits", "nugget_versions", "nuggets",
+    "assignment_versions", "nugget_assignments",
 ]

@@ -1,0 +1,168 @@
+"""Assignment rounds: answers queued over a frozen nugget version, graded per nugget through
+the core's part judgments, derived into an assignment version by a recorded rule, and runs
+scored from the store exactly as nuggetizer scores the same assignments."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+from pooling.errors import StoreError
+from pooling.judging.assessors import add_assessor, assign
+from pooling.judging.judgments import record
+from pooling.judging.validation import JudgmentRefused, part_submission
+from pooling.nuggets.assignments import derive_assignments, score_assignments
+from pooling.nuggets.rounds import create_assignment_round
+from pooling.store import Store
+from pooling.store import nugget_banks as nb
+from pooling.store.answers import import_answers
+
+metrics = pytest.importorskip("nuggetizer.core.metrics")
+
+LABELS = {2: "support", 1: "partial_support", 0: "not_support"}
+
+
+@pytest.fixture
+def campaign(tmp_path):
+    """Three answer runs over four topics (run C skips topic 4), a people's bank of four
+    topics (topic 3 without a vital nugget, topic 4 without any nugget), frozen."""
+    lines = []
+    for run in ("A", "B", "C"):
+        for q in ("1", "2", "3", "4"):
+            if run == "C" and q == "4":
+                continue
+            lines.append(json.dumps({"run_id": run, "topic_id": q, "topic": f"question {q}",
+                                     "references": ["d1", "d2"],
+                                     "answer": [{"text": f"{run} answers {q}.", "citations": [0]},
+                                                {"text": "More.", "citations": [1]}]}))
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    store = Store.create(tmp_path / "c.duckdb")
+    import_answers(store, [path], add_topics=True)
+    for q, imps in (("1", ["vital", "okay", "vital"]), ("2", ["vital", "okay"]), ("3", ["okay", "okay"])):
+        for i, imp in enumerate(imps):
+            nb.add_nugget(store, "people", q, f"nugget {i} of {q}", imp, made_by="ann")
+    version = nb.freeze(store, "people")
+    store.sql("t", "UPDATE nugget_versions SET params = '{\"empty_topics\": [\"4\"]}' WHERE name = ?",
+              [version])
+    yield store, version
+    store.close()
+
+
+def test_a_round_queues_every_answer_and_records_the_versions_nuggets(campaign):
+    store, version = campaign
+    summary = create_assignment_round(store, "assign", version)
+    rnd = summary.round
+    assert (rnd.item_type, rnd.params["nugget_version"]) == ("nugget", version)
+    assert summary.per_topic == {"1": 3, "2": 3, "3": 3}
+    assert rnd.parts_of("1") == ["1", "3", "2"]  # vital first
+    # a later edit of the bank leaves the round's nuggets as they were
+    nb.reword_nugget(store, "people", "1", "1", "reworded after the round", made_by="bob")
+    from pooling.judging.rounds import get_round
+    assert get_round(store, "assign").parts["1"][0] == ("1", "nugget 0 of 1")
+
+
+def test_a_submission_must_grade_every_nugget_on_the_rounds_scale(campaign):
+    store, version = campaign
+    rnd = create_assignment_round(store, "assign", version, grades=2).round
+    assert rnd.grades == (0, 2)
+    with pytest.raises(JudgmentRefused, match="grades need a grade for every nugget"):
+        part_submission(rnd, "p1", "2", "A", grades_value={"1": 2}, submission_id_value="s" * 16)
+    with pytest.raises(JudgmentRefused, match="nugget '9' is not one of topic 2's nuggets"):
+        part_submission(rnd, "p1", "2", "A", grades_value={"1": 2, "2": 0, "9": 0},
+                        submission_id_value="s" * 16)
+
+
+def grade_all(store, rnd, assessor, rng):
+    made = {}
+    for q in rnd.topics:
+        for run in store.sql("t", "SELECT doc_id FROM pool_entries WHERE round_id = ? AND query_id = ?",
+                             [rnd.round_id, q]).fetchall():
+            grades = {n: rng.choice(rnd.grades) for n in rnd.parts_of(q)}
+            made[(run[0], q)] = grades
+            record(store, part_submission(rnd, assessor, q, run[0], grades_value=grades,
+                                          submission_id_value=f"{assessor}-{q}-{run[0]}".ljust(16, "x")))
+    return made
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scores_from_a_derived_version_equal_nuggetizers_on_the_same_assignments(campaign, seed):
+    store, version = campaign
+    rnd = create_assignment_round(store, "assign", version).round
+    person = add_assessor(store, "Ann").assessor_id
+    assign(store, "assign", [person])
+    made = grade_all(store, rnd, person, random.Random(seed))
+    derived = derive_assignments(store, "majority", "people-assigned", round_id="assign")
+    assert (derived.nugget_version, derived.method, derived.n_answers) == (version, "derived:majority", 9)
+    result = score_assignments(store, "people-assigned")
+    nuggets = {q: [(r["nugget_id"], r["importance"]) for r in
+                   nb.version_nuggets(store, version).to_pylist() if r["query_id"] == q]
+               for q in ("1", "2", "3", "4")}
+    for run in result.runs:
+        records = []
+        for q in run.query_ids:
+            graded = made.get((run.run_id, q), {})
+            records.append({"qid": q, "nuggets": [
+                {"text": n, "importance": imp, "assignment": LABELS[graded[n]]}
+                for n, imp in nuggets[q]]})
+        for t, r in enumerate(records):
+            theirs = metrics.calculate_nugget_scores(r["qid"], r["nuggets"])
+            assert run.per_query["vital"][t] == theirs.vital_score
+            assert run.per_query["strict_all"][t] == theirs.strict_all_score
+        mean = metrics.calculate_global_metrics(records)
+        assert run.summary["all"] == pytest.approx(mean["all_score"], abs=1e-15)
+    assert {r.run_id: len(r.query_ids) for r in result.runs} == {"A": 4, "B": 4, "C": 3}
+    full = {r.run_id: r for r in score_assignments(store, "people-assigned", complete=True).runs}
+    assert full["C"].missing_query_ids == ["4"] and len(full["C"].query_ids) == 4
+
+
+def test_an_unassigned_nugget_counts_as_not_supported(campaign):
+    store, version = campaign
+    rnd = create_assignment_round(store, "assign", version, topics=["2"]).round
+    person = add_assessor(store, "Ann").assessor_id
+    assign(store, "assign", [person])
+    record(store, part_submission(rnd, person, "2", "A", grades_value={"1": 2, "2": 2},
+                                  submission_id_value="a" * 16))
+    derive_assignments(store, "latest", "partial", round_id="assign")
+    scores = {r.run_id: r.summary for r in score_assignments(store, "partial", runs=["A", "B"]).runs}
+    assert scores["A"]["all"] == 1.0 and scores["B"]["all"] == 0.0
+
+
+def test_bad_rounds_are_refused(campaign):
+    store, version = campaign
+    with pytest.raises(StoreError, match="no nugget for topic"):
+        create_assignment_round(store, "r", version, topics=["4"])
+    with pytest.raises(StoreError, match="no answer run 'Z'"):
+        create_assignment_round(store, "r", version, runs=["Z"])
+    with pytest.raises(StoreError, match="--grades must be 3"):
+        create_assignment_round(store, "r", version, grades=5)
+    with pytest.raises(StoreError, match="no nugget version"):
+        create_assignment_round(store, "r", "nope")
+
+
+def test_the_cli_runs_a_round_from_nuggets_to_scores(campaign, tmp_path):
+    store, version = campaign
+    path = store.path
+    person = add_assessor(store, "Ann").assessor_id
+    store.close()
+    cli = [sys.executable, "-m", "pooling"]
+
+    def run(*args):
+        done = subprocess.run([*cli, *map(str, args)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "9 answers over 3 topics" in run("nuggets", "round", path, "--round", "a", "--version", version)
+    with Store(path) as s:
+        from pooling.judging.rounds import get_round
+        assign(s, "a", [person])
+        rnd = get_round(s, "a")
+        grade_all(s, rnd, person, random.Random(1))
+    assert "assignment version v1" in run("nuggets", "derive", path, "--round", "a", "--name", "v1")
+    out = run("nuggets", "score", path, "--assignments", "v1", "-q")
+    lines = [tuple(cell.strip() for cell in line.split("\t")) for line in out.splitlines()]
+    assert ("runid", "all", "A") in lines and ("strict_vital", "1", "0.5000") in lines
