@@ -29,7 +29,7 @@ app.add_typer(jury_app, name="jury")
 def judges_add(
     store: StoreArg,
     name: Annotated[str, typer.Argument(help="The judge's name (its id is made from it).")],
-    backend: Annotated[str, typer.Option(help="openai, command or learned (see `pooling judges "
+    backend: Annotated[str, typer.Option(help="openai, command, learned or lexical (see `pooling judges "
                                          "backends`).")],
     param: Annotated[list[str] | None, typer.Option(
         "--param", help="A backend parameter as key=value (repeat it).")] = None,

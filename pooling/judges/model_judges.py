@@ -38,6 +38,7 @@ from pooling.judges.backends.base import checked_params, needs_of
 from pooling.judges.backends.prompt import check_template, prompt_sha256
 from pooling.judging.assessors import slug
 from pooling.judging.history import Judgment, effective_judgments, find_judge
+from pooling.judging.item_types import ItemType
 from pooling.judging.judgments import append_judgments
 from pooling.judging.queue import AdaptiveQueue, ListQueue, PairQueue, judged_by, round_queue
 from pooling.judging.rounds import Round, get_round
@@ -506,20 +507,26 @@ def _verdict_from_cache(pair: Pair, answer: tuple) -> Verdict:
     return Verdict(pair.query_id, pair.doc_id, OK, grade, probability, text, None, None, None, 0.0)
 
 
-def _pairs_with_texts(store: Store, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], Pair]:
-    """Each pair with its topic's and document's texts (None where the store has none)."""
+def _pairs_with_texts(store: Store, pairs: list[tuple[str, str]],
+                      item: ItemType | None = None) -> dict[tuple[str, str], Pair]:
+    """Each pair with its topic's and unit's texts (None where the store has none): a
+    document's from the documents table, another unit's where its item type reads it."""
     queries = sorted({q for q, _ in pairs})
     docs = sorted({d for _, d in pairs})
     topics = {r[0]: r[1:] for r in store.con.execute(
         "SELECT query_id, title, description, narrative FROM topics WHERE query_id IN "
         "(SELECT UNNEST(?))", [queries]).fetchall()}
-    texts = {r[0]: r[1:] for r in store.con.execute(
-        "SELECT doc_id, title, text FROM documents WHERE doc_id IN (SELECT UNNEST(?))",
-        [docs]).fetchall()}
+    if item is not None and item.unit_texts is not None:
+        units = item.unit_texts(store, pairs)
+    else:
+        by_doc = {r[0]: r[1:] for r in store.con.execute(
+            "SELECT doc_id, title, text FROM documents WHERE doc_id IN (SELECT UNNEST(?))",
+            [docs]).fetchall()}
+        units = {(q, d): by_doc[d] for q, d in pairs if d in by_doc}
     out = {}
     for q, d in pairs:
         title, description, narrative = topics.get(q, (q, None, None))
-        doc_title, doc_text = texts.get(d, (None, None))
+        doc_title, doc_text = units.get((q, d), (None, None))
         out[(q, d)] = Pair(q, d, title or q, description, narrative, doc_title, doc_text)
     return out
 
@@ -656,7 +663,7 @@ def judge_subtopics(store: Store, judge: Judge, rnd: Round, *, limit: int | None
 def _subtopic_pairs(store: Store, rnd: Round, items: list[Item]) -> dict[Item, Pair]:
     """Each item as the pair a judge grades: the topic's title as the query, the subtopic's
     text as the description, no narrative, and the document's texts."""
-    texts = _pairs_with_texts(store, list(dict.fromkeys(item[:2] for item in items)))
+    texts = _pairs_with_texts(store, list(dict.fromkeys(item[:2] for item in items)), rnd.item)
     subtopics = {(q, n): t for q, subs in (rnd.parts or {}).items() for n, t in subs}
     out = {}
     for q, d, s in items:

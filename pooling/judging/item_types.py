@@ -14,8 +14,8 @@ An *item type* declares, once, what the rest of the core asks of it:
 - its scale: the words of its grades and whether the grades are ordinal. Weighted kappa, a
   relevance threshold and a unit's grade as the maximum over its parts assume a ladder;
   A / B / tie is not one, and those are refused for it;
-- how a unit is shown to a person (the page template) and what a model is asked (the
-  fields its request carries);
+- how a unit is shown to a person (the page template), where its text is read from, and
+  what a model is asked (the fields its request carries);
 - the form of version its judgments become (`VERSION_FORMS`).
 
 A round records its item type (`rounds.item_type`). The core registers the document types
@@ -24,7 +24,7 @@ here; a package above it registers its own on import (`pooling.judging.plugins`)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +96,9 @@ class ItemType:
     page: str  # the template a person's page is drawn with
     asks: tuple[str, ...]  # the fields a model's request carries beyond the unit's texts
     parts_param: str | None = None  # the round parameter recording each topic's parts
+    # Where a unit's text is read from: (store, [(query_id, unit id)]) -> {(query_id, unit id):
+    # (title, text)}; None: the documents table (a unit id is a doc_id).
+    unit_texts: Callable[[Any, Sequence[tuple[str, str]]], dict[tuple[str, str], tuple[str | None, str | None]]] | None = None
 
     def __post_init__(self) -> None:
         if self.version_form not in VERSION_FORMS:

@@ -9,6 +9,7 @@ import pyarrow as pa
 from pooling.judges.backends.base import Backend, BackendSpec, JudgeError
 from pooling.judges.backends.command import CommandBackend
 from pooling.judges.backends.learned import LearnedBackend
+from pooling.judges.backends.lexical import LexicalBackend
 from pooling.judges.backends.openai_chat import OpenAIChatBackend
 from pooling.judges.backends.prompt import DEFAULT_MAX_GRADE
 from pooling.strategies.params import Param
@@ -20,6 +21,10 @@ def _openai(prompt: str | None, training: pa.Table | None, **params: Any) -> Bac
 
 def _command(prompt: str | None, training: pa.Table | None, **params: Any) -> Backend:
     return CommandBackend(**params)
+
+
+def _lexical(prompt: str | None, training: pa.Table | None, **params: Any) -> Backend:
+    return LexicalBackend(**params)
 
 
 def _learned(prompt: str | None, training: pa.Table | None, **params: Any) -> Backend:
@@ -82,6 +87,18 @@ BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in (
         ),
         _learned,
         trains=True,
+    ),
+    BackendSpec(
+        "lexical",
+        "deterministic word overlap: the share of what is sought (a nugget, a subtopic, else "
+        "the query) that the text says, graded top / top-1 / 0 at two thresholds; no model",
+        (
+            Param("support_from", float, 0.6, "overlap giving the top grade (support)"),
+            Param("partial_from", float, 0.3, "overlap giving the grade below it (partial "
+                  "support)"),
+            Param("top", int, 2, "the top grade (2 on a nugget round's scale)"),
+        ),
+        _lexical,
     ),
 )}
 
