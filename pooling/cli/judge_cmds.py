@@ -210,6 +210,10 @@ def judge_command(
         help="Ask each judge N times per pair: each sample is a juror of its own "
         "(JUDGE-sample-N); openai samples at its temperature, a command program gets the "
         "sample's number.")] = 1,
+    batch: Annotated[int, typer.Option(
+        "--batch", min=1, max=100_000, help="Pairs stored per commit: a kill loses at most "
+        "one batch's answers (they are asked again); larger batches cost less per pair for a "
+        "fast judge (lexical, a local program).")] = 32,
     engine: EngineArg = EngineOpt.local,
     ray_address: RayAddress = None,
 ) -> None:
@@ -232,7 +236,7 @@ def judge_command(
     chosen = [x for x in (round, pairs, qrels) if x is not None]
     if len(chosen) != 1:
         raise StoreError("name what to judge with exactly one of --round, --pairs or --qrels")
-    options = {"limit": limit, "overrides": {"concurrency": concurrency},
+    options = {"limit": limit, "overrides": {"concurrency": concurrency}, "batch": batch,
                "engine": engine.value, "ray_address": ray_address}
     if len(judge) > 1 or samples != 1:
         from pooling.judges.juries import judge_jury

@@ -487,18 +487,25 @@ def _cached_answers(store: Store, judge: Judge, keys: list[tuple], *,
     """The latest graded answer by the same model and prompt per pair (query_id, doc_id), or
     with `subtopics` per (query_id, doc_id, subtopic) of a subtopic round's calls; a jury's
     sample juror reads its own sample's answers only (sample 1 is the judge's own)."""
-    wanted = set(keys)
+    if not keys:
+        return {}
+    # Only the keys asked about are read (a join on them), so a batch costs what it asks,
+    # not what the judge has answered before.
+    columns = list(zip(*keys, strict=True))
+    parts = list(columns[2]) if subtopics else [None] * len(keys)
     rows = store.con.execute(
-        "SELECT query_id, doc_id, part, grade, probability, answer FROM judge_calls "
-        "WHERE model IS NOT DISTINCT FROM ? AND prompt_sha256 IS NOT DISTINCT FROM ? "
-        "AND status = 'ok' AND grade IS NOT NULL AND (part IS NOT NULL) = ? "
-        "AND coalesce(sample, 1) = ? ORDER BY called_at",
-        [judge.model, judge.prompt_sha256, subtopics, judge.sample or 1]).fetchall()
+        "SELECT c.query_id, c.doc_id, c.part, c.grade, c.probability, c.answer FROM judge_calls c "
+        "JOIN (SELECT UNNEST(?) AS query_id, UNNEST(?) AS doc_id, UNNEST(?::VARCHAR[]) AS part) k "
+        "ON c.query_id = k.query_id AND c.doc_id = k.doc_id "
+        "AND c.part IS NOT DISTINCT FROM k.part "
+        "WHERE c.model IS NOT DISTINCT FROM ? AND c.prompt_sha256 IS NOT DISTINCT FROM ? "
+        "AND c.status = 'ok' AND c.grade IS NOT NULL AND (c.part IS NOT NULL) = ? "
+        "AND coalesce(c.sample, 1) = ? ORDER BY c.called_at, c.rowid",
+        [list(columns[0]), list(columns[1]), parts, judge.model, judge.prompt_sha256, subtopics,
+         judge.sample or 1]).fetchall()
     out = {}
     for q, d, s, g, p, a in rows:
-        key = (q, d, s) if subtopics else (q, d)
-        if key in wanted:
-            out[key] = (g, p, a)
+        out[(q, d, s) if subtopics else (q, d)] = (g, p, a)
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
@@ -58,11 +59,12 @@ class Round:
         """The round's item type: its unit, parts, scale and version form."""
         return item_type(self.item_type)
 
-    @property
+    @cached_property
     def parts(self) -> dict[str, list[tuple[str, str]]] | None:
         """The parts each unit of a topic is graded on, as recorded when the round was
         created (a subtopic round's subtopics): query_id -> [(part id, text)] in the topic's
-        order; None for a round grading its units whole."""
+        order; None for a round grading its units whole. Read once per Round (a nugget
+        round records thousands)."""
         return self.item.recorded_parts(self.params) if self.item.has_parts else None
 
     @property

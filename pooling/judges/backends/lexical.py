@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 from pooling.judges.backends.base import JudgeError, Pair, Verdict, failed, ok
 
@@ -31,8 +32,10 @@ also may might must shall can't cannot it's one two get gets got use used using 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
-def words(text: str | None) -> set[str]:
-    """The content words of `text` (module doc)."""
+@lru_cache(maxsize=4096)
+def words(text: str | None) -> frozenset[str]:
+    """The content words of `text` (module doc); the last few thousand texts are kept, as a
+    round asks one answer about each of its topic's nuggets."""
     out = set()
     for w in _WORD.findall((text or "").lower()):
         if w in STOP_WORDS:
@@ -40,7 +43,7 @@ def words(text: str | None) -> set[str]:
         if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
             w = w[:-1]
         out.add(w)
-    return out
+    return frozenset(out)
 
 
 def overlap(sought: str | None, text: str | None) -> float:
