@@ -54,15 +54,15 @@ json.dump(out, sys.stdout)
 
 def make_records(rng: random.Random) -> list[dict]:
     topics_without_vital = set(rng.sample(range(TOPICS), TOPICS // 10))
+    importance = {(q, i): "okay" if q in topics_without_vital else rng.choice(("vital", "okay"))
+                  for q in range(TOPICS) for i in range(NUGGETS)}
     records = []
     for r in range(RUNS):
         for q in range(TOPICS):
             records.append({
                 "qid": f"2024-{q:05d}", "query": "q", "run_id": f"run{r:02d}",
                 "answer_text": "", "response_length": 0,
-                "nuggets": [{"text": f"nugget {i}",
-                             "importance": "okay" if q in topics_without_vital
-                             else rng.choice(("vital", "okay")),
+                "nuggets": [{"text": f"nugget {i}", "importance": importance[(q, i)],
                              "assignment": rng.choice(("support", "partial_support", "not_support"))}
                             for i in range(NUGGETS)]})
     return records
@@ -82,6 +82,30 @@ def tables(records: list[dict]) -> tuple[pa.Table, pa.Table]:
                           pa.int8()),
     })
     return answers, nuggets
+
+
+def _campaign_store(work: Path, records: list[dict], files: list[str]) -> Path:
+    """A store holding the answers (as TSV responses), the nuggets (one version) and the
+    assignment files imported as version `bench`, as an organiser's campaign would."""
+    from pooling.nuggets.assignments import import_assignments
+    from pooling.store import Store
+    from pooling.store.answers import import_answers
+    from pooling.store.nugget_banks import import_nuggets
+
+    path = work / "campaign.duckdb"
+    path.unlink(missing_ok=True)
+    answers = work / "answers.tsv"
+    answers.write_text("".join(f"{r['qid']}\t{r['run_id']}\tAn answer.\n" for r in records))
+    bank = work / "nuggets.jsonl"
+    firsts = {r["qid"]: r for r in records if r["run_id"] == "run00"}
+    bank.write_text("".join(json.dumps({"qid": q, "query": "q", "nuggets": [
+        {"text": n["text"], "importance": n["importance"]} for n in r["nuggets"]]}) + "\n"
+        for q, r in firsts.items()))
+    with Store.create(path) as s:
+        import_answers(s, [answers], add_topics=True)
+        version = import_nuggets(s, bank, "bench").version
+        import_assignments(s, files, version, "bench")
+    return path
 
 
 def median_time(fn, repeat: int) -> float:
@@ -136,8 +160,14 @@ def main() -> None:
     fresh_theirs = median_time(lambda: subprocess.run([sys.executable, str(script), *files],
                                                       check=True, stdout=subprocess.DEVNULL),
                                args.repeat)
+    store = _campaign_store(work, records, files)
+    score = [str(Path(sys.executable).with_name("pooling")), "nuggets", "score", str(store),
+             "--assignments", "bench"]
+    from_store = median_time(lambda: subprocess.run(score, check=True, stdout=subprocess.DEVNULL),
+                             args.repeat)
     rows = [("score 450,000 assigned nuggets (one process)", t_ours, t_theirs),
-            ("read + score 50 files (fresh process)", fresh_ours, fresh_theirs)]
+            ("read + score 50 files (fresh process)", fresh_ours, fresh_theirs),
+            ("pooling nuggets score from the store (fresh)", from_store, fresh_theirs)]
     print(f"{TOPICS} topics x {RUNS} runs x {NUGGETS} nuggets, medians of {args.repeat}")
     print(f"{'':48s} {'pooling':>10s} {'nuggetizer':>11s} {'ratio':>7s}")
     for name, a, b in rows:

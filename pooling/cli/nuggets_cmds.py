@@ -295,11 +295,33 @@ def score(
     """Score answer runs by nugget recall from an assignment version, in trec_eval's layout."""
     import sys
 
+    from pooling.cli.app import state
+    from pooling.cli.pandas_guard import without_pandas
     from pooling.evaluation.trec_format import format_trec_runs
     from pooling.nuggets.assignments import score_assignments
     from pooling.store import Store
 
-    with Store(store, read_only=True) as s:
+    state.fast_exit = True  # a store read, text out: nothing to clean up at exit
+    with without_pandas(), Store(store, read_only=True) as s:
         result = score_assignments(s, assignments, runs=runs, measures=measure or ["nuggets"],
                                    complete=complete)
     sys.stdout.write(format_trec_runs(result.runs, per_query))
+
+
+@nuggets_app.command("import-assignments")
+def import_assignments(
+    store: StoreArg,
+    files: Annotated[list[Path], typer.Argument(help="nuggetizer assignment files (JSONL).",
+                                                readable=False)],
+    version: Annotated[str, typer.Option("--version", help="The nugget version the files "
+                                         "assign (each nugget matched by its text).")],
+    name: Annotated[str, typer.Option("--name", help="Name of the new assignment version.")],
+) -> None:
+    """Import nuggetizer assignment files as an assignment version, all or nothing."""
+    from pooling.nuggets.assignments import import_assignments as run_import
+    from pooling.store import Store
+
+    with Store(store) as s:
+        v = run_import(s, [str(f) for f in files], version, name)
+    out.print(f"assignment version {v.name}: {v.n_rows} assignments of {v.n_answers} answers "
+              f"over {v.n_topics} topics, on nugget version {v.nugget_version}", highlight=False)

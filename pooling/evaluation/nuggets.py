@@ -123,7 +123,7 @@ def evaluate_nuggets(files: Sequence[str | Path], measures: Sequence[str] = (GRO
                      complete: bool = False) -> Evaluation:
     """Score nuggetizer assignment files (each a run, or runs named by `run_id`), one block
     per run; a run given in two files is refused."""
-    read = _read_all(files)
+    read = read_all_assignments(files)
     answers, nuggets = [], []
     offset = 0
     for one in read:
@@ -136,7 +136,7 @@ def evaluate_nuggets(files: Sequence[str | Path], measures: Sequence[str] = (GRO
     return score_assigned(all_answers, pa.concat_tables(nuggets), measures, complete=complete)
 
 
-def _read_all(files: Sequence[str | Path]) -> list[AssignmentFile]:
+def read_all_assignments(files: Sequence[str | Path]) -> list[AssignmentFile]:
     """Every file read, side by side (Arrow's reader lets the others run meanwhile); the
     problems of every bad file are reported together."""
     def read(path: str | Path) -> AssignmentFile | FormatError:

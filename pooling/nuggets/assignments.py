@@ -136,3 +136,72 @@ def score_assignments(store: Store, version: str, *, runs: Sequence[str] | None 
              AND x.run_id = s.run_id AND x.nugget_id = n.nugget_id""",
                           [chosen, topics, av.nugget_version, version])
     return score_assigned(answers, nuggets, measures, complete=complete)
+
+
+def import_assignments(store: Store, files: Sequence[str], nugget_version: str, name: str) -> AssignmentVersion:
+    """Import nuggetizer assignment files as assignment version `name` of `nugget_version`,
+    all or nothing: each record's nuggets are the version's nuggets of its qid, matched by
+    their text (as nuggetizer writes them back), and its answer must be stored."""
+    from pooling.errors import FormatError, Problem
+    from pooling.evaluation.nuggets import read_all_assignments
+
+    check_id(name, "the version name (--name)", names_file=True)
+    if store.one("find version", "SELECT 1 FROM assignment_versions WHERE name = ?", [name]):
+        raise StoreError(f"assignment version {name!r} exists already; give another --name")
+    nuggets = version_nuggets_by_text(store, nugget_version)
+    read = read_all_assignments(files)
+    rows: dict[str, list] = {"query_id": [], "run_id": [], "nugget_id": [], "grade": []}
+    problems: list[Problem] = []
+    stored = set(store.sql("stored answers", "SELECT query_id, run_id FROM answers").fetchall())
+    for one in read:
+        answers = one.answers.to_pylist()
+        texts = one.nuggets.column("text").to_pylist()
+        grades = one.nuggets.column("grade").to_pylist()
+        for a, text, grade in zip(one.nuggets.column("answer").to_pylist(), texts, grades, strict=True):
+            q, r = answers[a]["query_id"], answers[a]["run_id"]
+            nugget_id = nuggets.get((q, text.strip()))
+            if nugget_id is None:
+                problems.append(Problem(one.source, answers[a]["line"], f"qid {q!r}: nugget "
+                                        f"{text[:60]!r} is not one of nugget version "
+                                        f"{nugget_version!r}'s"))
+                continue
+            rows["query_id"].append(q)
+            rows["run_id"].append(r)
+            rows["nugget_id"].append(nugget_id)
+            rows["grade"].append(int(grade))
+        for answer in answers:
+            if (answer["query_id"], answer["run_id"]) not in stored:
+                problems.append(Problem(one.source, answer["line"], f"run {answer['run_id']!r} "
+                                        f"has no stored answer for topic {answer['query_id']!r}; "
+                                        "import the answers first (`pooling import answers`)"))
+        if len(problems) > 20:
+            break
+    if problems:
+        raise FormatError(problems, hint="Nothing was imported.")
+    table = pa.table({"version": [name] * len(rows["query_id"]), **rows})
+    runs = sorted({a["run_id"] for one in read for a in one.answers.to_pylist()})
+    topics = sorted(version_topics(store, nugget_version))
+    params = {"files": [str(f) for f in files], "answer_runs": runs, "topics": topics}
+    n_answers = sum(one.answers.num_rows for one in read)
+    with store.transaction() as con:
+        con.register("_assigned", table)
+        try:
+            store.sql("store assignments", "INSERT INTO nugget_assignments SELECT version, query_id, "
+                      "run_id, nugget_id, grade FROM _assigned")
+        finally:
+            con.unregister("_assigned")
+        store.sql("record assignment version", "INSERT INTO assignment_versions VALUES (?, ?, ?, ?, "
+                  "?, ?, ?, ?, ?, ?)", [name, nugget_version, utcnow(), "import nuggetizer",
+                                        ", ".join(map(str, files)), [0, 1, 2], table.num_rows,
+                                        n_answers, len(topics), json.dumps(params)])
+    return get_assignment_version(store, name)
+
+
+def version_nuggets_by_text(store: Store, nugget_version: str) -> dict[tuple[str, str], str]:
+    """(query_id, text stripped) -> nugget id of a nugget version."""
+    from pooling.store.nugget_banks import version_nuggets
+
+    table = version_nuggets(store, nugget_version)
+    return {(q, t.strip()): n for q, t, n in zip(table.column("query_id").to_pylist(),
+                                                 table.column("text").to_pylist(),
+                                                 table.column("nugget_id").to_pylist(), strict=True)}

@@ -48,9 +48,9 @@ def test_the_core_registers_documents_and_subtopics_of_documents():
 
 
 def test_an_unknown_item_type_is_refused_with_the_known_ones():
-    with pytest.raises(StoreError, match=r"no item type 'nugget' is known \(known: "
-                                         r"categories-per-subtopic, document, subtopic\)"):
-        item_type("nugget")
+    with pytest.raises(StoreError, match=r"no item type 'citation-support' is known \(known: "
+                                         r"categories-per-subtopic, document, nugget, subtopic\)"):
+        item_type("citation-support")
 
 
 def test_a_registry_loads_what_its_entry_point_group_declares_once_and_refuses_two_claims():

@@ -27,7 +27,7 @@ URL = "http://127.0.0.1:8000/v1"
 
 
 def test_the_registry_names_every_backend_with_documented_parameters():
-    assert set(BACKENDS) == {"openai", "command", "learned"}
+    assert set(BACKENDS) == {"openai", "command", "learned", "lexical"}
     for name, spec in BACKENDS.items():
         assert spec.name == name and spec.description
         assert all(p.help for p in spec.params)
@@ -37,7 +37,7 @@ def test_the_registry_names_every_backend_with_documented_parameters():
 
 def test_an_unknown_backend_or_parameter_is_refused_listing_the_allowed_ones():
     with pytest.raises(JudgeError, match="unknown judge backend 'gpt'; known: command, learned, "
-                                         "openai"):
+                                         "lexical, openai"):
         backend("gpt")
     with pytest.raises(JudgeError, match=r"no parameter\(s\) temp; it takes: base_url, model, "):
         backend("openai", base_url=URL, model="m", temp=0.5)
