@@ -131,8 +131,13 @@ def json_object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def loads_strict(text: str | bytes) -> Any:
     """`json.loads` refusing duplicate keys: a `ValueError` (a `json.JSONDecodeError` for
-    text that is not JSON) says what is wrong."""
-    return json.loads(text, object_pairs_hook=json_object_pairs)
+    text that is not JSON) says what is wrong. JSON nested deeper than Python's parser
+    recurses (a line of a million `[`, built to crash a reader) is a `ValueError` too."""
+    try:
+        return json.loads(text, object_pairs_hook=json_object_pairs)
+    except RecursionError:
+        raise ValueError("arrays and objects are nested too deeply to read; no real record "
+                         "nests so deep") from None
 
 
 def extra_json(fields: Mapping[str, Any]) -> str | None:

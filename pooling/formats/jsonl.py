@@ -112,6 +112,9 @@ def _rows(
         except json.JSONDecodeError as exc:
             log.add(number, f"invalid JSON ({exc.msg}: column {exc.colno})")
             continue
+        except RecursionError:
+            log.add(number, "invalid JSON (arrays and objects nested too deeply to read)")
+            continue
         if not isinstance(obj, dict):
             log.add(number, f"expected a JSON object, found {type(obj).__name__}")
             continue

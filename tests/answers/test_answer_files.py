@@ -184,3 +184,21 @@ def test_the_real_rag24_and_ikat_answer_files_read_cleanly(shared_dir):
     ikat = read_answers(shared_dir / "data" / "ikat2024-nuggets" / "automatic_responses.json")
     assert ikat.format == "json" and ikat.answers.num_rows == 1501 and len(ikat.run_ids) == 19
     assert len(set(ikat.answers.column("query_id").to_pylist())) == 79
+
+
+@pytest.mark.parametrize("form", ["rag24", "json"])
+def test_json_nested_to_crash_a_reader_is_refused_at_its_line(tmp_path, form):
+    head = rag_line() + "\n" if form == "rag24" else '{"q": '
+    path = write(tmp_path, "deep", head + "[" * 200_000 + "\n")
+    with pytest.raises(FormatError, match="nested too deeply") as caught:
+        read_answers(path, form)
+    if form == "rag24":
+        assert f"{path}:2: " in str(caught.value)
+
+
+def test_jsonl_topics_nested_to_crash_the_reader_are_refused(tmp_path):
+    from pooling.formats.jsonl import read_jsonl_topics
+
+    path = write(tmp_path, "t.jsonl", '{"query_id": "1", "title": "a"}\n' + "[" * 200_000 + "\n")
+    with pytest.raises(FormatError, match=f"{path}:2: invalid JSON .arrays and objects nested too deeply"):
+        read_jsonl_topics(path)
