@@ -325,3 +325,35 @@ def import_assignments(
         v = run_import(s, [str(f) for f in files], version, name)
     out.print(f"assignment version {v.name}: {v.n_rows} assignments of {v.n_answers} answers "
               f"over {v.n_topics} topics, on nugget version {v.nugget_version}", highlight=False)
+
+
+@nuggets_app.command("compare")
+def compare(
+    store: StoreArg,
+    assignments: Annotated[list[str], typer.Option(
+        "--assignments", help="Two assignment versions of one nugget version, the reference "
+        "first (give it twice).")],
+    measure: Annotated[str, typer.Option("-m", "--measure", help="The nugget measure ranking "
+                                         "the runs: strict_vital, strict_all, vital or all.")] = "all",
+    by: Annotated[str, typer.Option("--by", help="Also show agreement per topic or per run.")] = "",
+) -> None:
+    """Agreement of two assignment versions (share alike, kappa) and of their run rankings
+    (Kendall's tau, tau_ap)."""
+    from pooling.evaluation.nuggets import nugget_measure_list
+    from pooling.nuggets.compare import compare_assignments
+    from pooling.store import Store
+
+    if len(assignments) != 2:
+        raise typer.BadParameter("give --assignments twice: the reference, then the other")
+    (canonical,) = nugget_measure_list([measure])
+    with Store(store, read_only=True) as s:
+        c = compare_assignments(s, *assignments, measure=canonical)
+    grid = Table("pairs of", "pairs", "same", "kappa", "linear kappa")
+    rows = [("all", c.overall), *((f"{k} nuggets", v) for k, v in c.by_importance.items())]
+    if by in ("topic", "run"):
+        rows += [(f"{by} {k}", v) for k, v in (c.by_topic if by == "topic" else c.by_run).items()]
+    for name, a in rows:
+        grid.add_row(name, str(a.pairs), f"{a.same:.3f}", f"{a.kappa:.3f}", f"{a.weighted_kappa:.3f}")
+    out.print(grid)
+    out.print(f"runs ranked by {canonical}: Kendall tau {c.tau:.3f}, tau_ap {c.tau_ap:.3f} "
+              f"({len(c.scores)} runs)", highlight=False)

@@ -99,6 +99,20 @@ class ItemType:
     # Where a unit's text is read from: (store, [(query_id, unit id)]) -> {(query_id, unit id):
     # (title, text)}; None: the documents table (a unit id is a doc_id).
     unit_texts: Callable[[Any, Sequence[tuple[str, str]]], dict[tuple[str, str], tuple[str | None, str | None]]] | None = None
+    # How a person's page shows one unit: (store, query_id, unit id) -> (title, text), or None
+    # when the store has no text of it; None: as `unit_texts` gives it.
+    unit_view: Callable[[Any, str, str], tuple[str | None, str | None] | None] | None = None
+    words: tuple[str, str] = ("Document", "subtopic")  # what a page calls a unit and a part
+
+    def view(self, store: Any, query_id: str, unit_id: str) -> tuple[str | None, str | None] | None:
+        """A unit's (title, text) as a person's page shows it, or None when the store has
+        none: the item type's own view, else its texts, else the documents table."""
+        if self.unit_view is not None:
+            return self.unit_view(store, query_id, unit_id)
+        if self.unit_texts is not None:
+            return self.unit_texts(store, [(query_id, unit_id)]).get((query_id, unit_id))
+        return store.one("document text", "SELECT title, text FROM documents WHERE doc_id = ?",
+                         [unit_id])
 
     def __post_init__(self) -> None:
         if self.version_form not in VERSION_FORMS:

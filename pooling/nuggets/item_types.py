@@ -37,7 +37,26 @@ def answer_texts(store: Any, units: Sequence[tuple[str, str]]
     return {(q, r): (None, text) for q, r, text in rows}
 
 
+def answer_view(store: Any, query_id: str, run_id: str) -> tuple[str | None, str | None] | None:
+    """An answer as the assignment page shows it: sentence by sentence, each with the
+    segments it cites, numbered as the answer's references are."""
+    rows = store.sql("answer sentences", """
+        SELECT s.sentence, trim(s.text), s.citations, s.cited, a.response_length
+        FROM answer_sentences s JOIN answers a USING (run_id, query_id)
+        WHERE s.query_id = ? AND s.run_id = ? ORDER BY s.sentence""", [query_id, run_id]).fetchall()
+    if not rows:
+        return None
+    lines = []
+    for n, text, citations, cited, _ in rows:
+        marks = " ".join(f"[{i + 1 if i is not None and i >= 0 else c}]"
+                         for c, i in zip(citations, cited or [None] * len(citations), strict=True))
+        lines.append(f"{n + 1}. {text}" + (f" {marks}" if marks else ""))
+    length = rows[0][4]
+    title = f"Answer of run {run_id}" + (f" ({length} words)" if length is not None else "")
+    return title, "\n".join(lines)
+
+
 NUGGET_ASSIGNMENT = ITEM_TYPES.register("nugget", ItemType(
     "nugget", ANSWER, "nugget", Scale(ordinal=True, words=SUPPORT_WORDS), ASSIGNMENTS_FORM,
     page="assign.html", asks=("answer", "nuggets"), parts_param="nuggets",
-    unit_texts=answer_texts))
+    unit_texts=answer_texts, unit_view=answer_view, words=("Answer", "nugget")))

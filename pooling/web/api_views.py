@@ -172,8 +172,22 @@ def _page_json(page: JudgingPage) -> dict[str, Any]:
         "current_unjudgeable": page.current_unjudgeable,
         # A fresh id for this view: a retried submission is stored once.
         "submission_id": uuid.uuid4().hex,
-    } | ({"handout": page.handout} if page.handout else {}) | ({"subtopics": [{"subtopic": s.number, "text": s.text, "current_grade": s.current_grade}
-                        for s in page.subtopics]} if page.subtopics else {})
+        "unit": page.unit_word.lower(),
+    } | ({"handout": page.handout} if page.handout else {}) | _parts_json(page)
+
+
+def _parts_json(page: JudgingPage) -> dict[str, Any]:
+    """A round judged on parts: each part with this caller's current grade, as `parts` (and
+    as `subtopics` in a subtopic round, the name it had first)."""
+    if not page.subtopics:
+        return {}
+    parts = [{"part": s.number, "text": s.text, "current_grade": s.current_grade}
+             for s in page.subtopics]
+    out: dict[str, Any] = {"part": page.part_word, "parts": parts}
+    if page.part_word == "subtopic":
+        out["subtopics"] = [{"subtopic": p["part"], "text": p["text"],
+                             "current_grade": p["current_grade"]} for p in parts]
+    return out
 
 
 def plain(html: Markup) -> str:

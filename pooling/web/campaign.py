@@ -114,6 +114,8 @@ class JudgingPage:
     # a crowd round's worker: the token that proves this document was handed to them, sent
     # back with the answer (`pooling.web.handout_proof`)
     handout: str | None = None
+    unit_word: str = "Document"  # what the round's item type calls a unit and a part
+    part_word: str = "subtopic"
 
 
 @dataclass(frozen=True)
@@ -240,7 +242,7 @@ def judging_page(
     i = docs.index(doc_id)
     skip = None if rnd.adaptive else next(
         (d for d in docs[i + 1:] if d not in grades and d != doc_id), None)
-    doc = store.one("document text", "SELECT title, text FROM documents WHERE doc_id = ?", [doc_id])
+    doc = rnd.item.view(store, query_id, doc_id)
     terms = query_terms(topic.title)
     return JudgingPage(
         round_id=round_id, adaptive=rnd.adaptive, topic=topic, doc_id=doc_id,
@@ -254,6 +256,7 @@ def judging_page(
         subtopics=subtopics_shown(store, rnd, assessor_id, query_id, doc_id),
         unjudgeable=validation.unjudgeable_refused(rnd) is None,
         current_unjudgeable=doc_id in grades and grades[doc_id] is None,
+        unit_word=rnd.item.words[0], part_word=rnd.item.words[1],
     )
 
 

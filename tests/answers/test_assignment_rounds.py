@@ -166,3 +166,63 @@ def test_the_cli_runs_a_round_from_nuggets_to_scores(campaign, tmp_path):
     out = run("nuggets", "score", path, "--assignments", "v1", "-q")
     lines = [tuple(cell.strip() for cell in line.split("\t")) for line in out.splitlines()]
     assert ("runid", "all", "A") in lines and ("strict_vital", "1", "0.5000") in lines
+
+
+def assignment_file(tmp_path, name, store, version, rng):
+    """A nuggetizer assignments file grading every stored answer on the version's nuggets."""
+    table = nb.version_nuggets(store, version).to_pylist()
+    records = []
+    for q, r in store.sql("a", "SELECT query_id, run_id FROM answers ORDER BY 1, 2").fetchall():
+        mine = [n for n in table if n["query_id"] == q]
+        records.append({"qid": q, "run_id": r, "nuggets": [
+            {"text": n["text"], "importance": n["importance"],
+             "assignment": rng.choice(["support", "partial_support", "not_support"])} for n in mine]})
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(x) + "\n" for x in records))
+    return path, records
+
+
+def test_two_assignment_versions_compare_by_kappa_and_by_their_run_rankings(campaign, tmp_path):
+    from scipy.stats import kendalltau
+    from sklearn.metrics import cohen_kappa_score
+
+    from pooling.nuggets.assignments import import_assignments
+    from pooling.nuggets.compare import compare_assignments
+
+    store, version = campaign
+    rng = random.Random(5)
+    first, ra = assignment_file(tmp_path, "a.jsonl", store, version, rng)
+    second, rb = assignment_file(tmp_path, "b.jsonl", store, version, rng)
+    import_assignments(store, [str(first)], version, "people")
+    import_assignments(store, [str(second)], version, "model")
+    got = compare_assignments(store, "people", "model", measure="all")
+    code = {"not_support": 0, "partial_support": 1, "support": 2}
+    x = [code[n["assignment"]] for r in ra for n in r["nuggets"]]
+    y = [code[n["assignment"]] for r in rb for n in r["nuggets"]]
+    assert got.overall.pairs == len(x) > 0
+    assert got.overall.same == pytest.approx(sum(a == b for a, b in zip(x, y, strict=True)) / len(x))
+    assert got.overall.kappa == pytest.approx(cohen_kappa_score(x, y, labels=[0, 1, 2]))
+    assert got.overall.weighted_kappa == pytest.approx(
+        cohen_kappa_score(x, y, labels=[0, 1, 2], weights="linear"))
+    runs = sorted(got.scores)
+    tau = kendalltau([got.scores[r][0] for r in runs], [got.scores[r][1] for r in runs]).statistic
+    assert got.tau == pytest.approx(tau)
+    assert set(got.by_importance) == {"vital", "okay"}
+    assert sum(a.pairs for a in got.by_topic.values()) == len(x)
+    scores = {r.run_id: r.summary["all"] for r in score_assignments(store, "people").runs}
+    assert {r: s[0] for r, s in got.scores.items()} == scores
+
+
+def test_assignment_versions_of_different_nugget_versions_are_not_compared(campaign, tmp_path):
+    from pooling.nuggets.assignments import import_assignments
+    from pooling.nuggets.compare import compare_assignments
+
+    store, version = campaign
+    path, _ = assignment_file(tmp_path, "a.jsonl", store, version, random.Random(1))
+    import_assignments(store, [str(path)], version, "first")
+    nb.add_nugget(store, "people", "1", "one more", "okay")
+    later = nb.freeze(store, "people")
+    path2, _ = assignment_file(tmp_path, "b.jsonl", store, later, random.Random(2))
+    import_assignments(store, [str(path2)], later, "second")
+    with pytest.raises(StoreError, match="grade different nugget versions"):
+        compare_assignments(store, "first", "second")

@@ -129,7 +129,8 @@
     const missing = rows.filter(function (row) { return row.dataset.chosen === ""; });
     if (missing.length) {
       activate(rows.indexOf(missing[0]));
-      say("Grade every subtopic first: subtopic " + missing[0].dataset.subtopic + " has no grade.", true);
+      const part = subtopicList.dataset.part || "subtopic";
+      say("Grade every " + part + " first: " + part + " " + missing[0].dataset.subtopic + " has no grade.", true);
       return;
     }
     const grades = {};
