@@ -105,6 +105,10 @@ def leaderboard_command(
     min_judged: Annotated[float, typer.Option(help="Flag runs whose Judged@10 is below this.")] = 0.9,
     pool_depth: Annotated[int | None, typer.Option(help="html: depth of the re-pool for the pool-bias chart.")] = 10,
     pairs: Annotated[bool, typer.Option("--pairs", help="Also print every pairwise test.")] = False,
+    assignments: Annotated[str | None, typer.Option(
+        "--assignments", help="Rank answer runs by nugget recall on this assignment version "
+        "instead of ranked runs on qrels (measures all, vital, strict_all, strict_vital; "
+        "--min-judged then flags runs whose share of assigned nuggets is below it).")] = None,
     format: BoardFormatOpt = "table",
     output: OutputOpt = None,
 ) -> None:
@@ -127,6 +131,11 @@ def leaderboard_command(
     from pooling.store import Store
     from pooling.terminal.progress import terminal_progress
 
+    if assignments is not None:
+        _answer_board(store, assignments, measure, primary, test, correction, alpha,
+                      not shared_topics, run, permutations, resamples, seed, min_judged, pairs,
+                      format, output)
+        return
     if _sampled_board(store, qrels, measure, primary, topics, run, resamples, seed, format,
                       output):
         return
@@ -168,6 +177,36 @@ def leaderboard_command(
         _emit(render_leaderboard(lb, format), output)
         if lb.plan is not None:
             typer.echo(f"{lb.test} test: {permutation_note(lb)}", err=True)
+    if pairs:
+        _render(lb.pairs, "table" if format == "table" else format, None,
+                f"pairwise {lb.test} tests on {lb.primary}")
+
+
+def _answer_board(store: Path, assignments: str, measure: list[str], primary: str | None,
+                  test: str, correction: str | None, alpha: float, complete: bool,
+                  run: list[str], permutations: int | None, resamples: int, seed: int,
+                  min_assigned: float, pairs: bool, format: str, output: Path | None) -> None:
+    """Answer runs ranked on an assignment version (`pooling.leaderboard.answers`)."""
+    from pooling.leaderboard.answers import DEFAULT_MEASURES, answer_leaderboard
+    from pooling.leaderboard.render import RANK_NOTE, caption, display_rows, render_leaderboard
+    from pooling.store import Store
+
+    if format not in ("table", "md", "csv", "latex"):
+        raise PoolingError(f"--format must be table, md, csv or latex for answer runs, not {format!r}")
+    with Store(store, read_only=True) as s:
+        lb = answer_leaderboard(s, assignments, measures=measure or DEFAULT_MEASURES,
+                                primary=primary, test=test, correction=correction, alpha=alpha,
+                                complete=complete, runs=run or None, permutations=permutations,
+                                resamples=resamples, seed=seed, min_assigned=min_assigned)
+    if format == "table":
+        head, rows = display_rows(lb, True)
+        table = Table(*head, title=caption(lb))
+        for cells in rows:
+            table.add_row(*cells)
+        out.print(set_wide_note(table, AS_TABLE))
+        out.print(RANK_NOTE.capitalize() + ".", highlight=False)
+    else:
+        _emit(render_leaderboard(lb, format), output)
     if pairs:
         _render(lb.pairs, "table" if format == "table" else format, None,
                 f"pairwise {lb.test} tests on {lb.primary}")

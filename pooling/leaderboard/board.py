@@ -57,6 +57,7 @@ class Leaderboard:
     pairs: pa.Table
     significant: np.ndarray = field(repr=False)
     plan: stats.PermutationPlan | None = None
+    basis: str = "qrels"  # what `qrels_version` names: a qrels version, or assignments
 
     def means(self, measure: str | None = None) -> dict[str, float]:
         """run_id -> mean of a measure (default: the primary one)."""
@@ -120,7 +121,7 @@ def leaderboard(
             )
     from pooling.store.evaluate import evaluate_store
 
-    correction = _check_options(test, correction, alpha, confidence, missing_topics)
+    correction = check_options(test, correction, alpha, confidence, missing_topics)
     if resamples < 1:
         raise LeaderboardError(f"resamples must be at least 1 (got {resamples})")
     # Refuse a permutation count that cannot reach alpha before evaluating anything.
@@ -136,10 +137,30 @@ def leaderboard(
         missing_topics=missing_topics, relevance_level=relevance_level, max_docs=max_docs,
         topics=topic_list, progress=progress,
     )
-    run_ids, per_run = _per_run_values(result.per_query)
+    return ranked_board(
+        result.per_query, result.means, version=result.qrels_version, options=result.options,
+        columns=columns, primary_column=primary_column, judged=judged, test=test,
+        correction=correction, alpha=alpha, confidence=confidence, permutations=permutations,
+        resamples=resamples, seed=seed, min_judged=min_judged, teams=run_teams(store),
+        pooled=_pooled(store))
+
+
+def ranked_board(
+    per_query: pa.Table, means_table: pa.Table, *, version: str, options: dict[str, Any],
+    columns: list[str], primary_column: str, judged: str, test: str, correction: str,
+    alpha: float, confidence: float, permutations: int | None, resamples: int, seed: int,
+    min_judged: float, teams: dict[str, str | None], pooled: dict[str, bool | None],
+    basis: str = "qrels",
+) -> Leaderboard:
+    """The board from per-topic values and means (tidy: run_id, query_id, measure, value):
+    the one ranking step of every leaderboard, whatever scored the runs (`leaderboard` on a
+    qrels version, `pooling.leaderboard.answers` on an assignment version). `judged`: the
+    column saying how much of each run's scoring rests on graded items (flagged below
+    `min_judged`)."""
+    run_ids, per_run = _per_run_values(per_query)
     if len(run_ids) < 2:
         raise LeaderboardError("a leaderboard needs at least two runs; import more runs")
-    means = _means(result.means)
+    means = _means(means_table)
     # Best first by the primary measure, then by run_id; pairs follow this order, so in
     # every pair run_a is the better-placed run.
     run_ids = sorted(run_ids, key=lambda r: (-means[(r, primary_column)], r))
@@ -155,9 +176,6 @@ def leaderboard(
     significant_pairs = adjusted < alpha
     significant = stats.significance_matrix(len(run_ids), tests.i, tests.j, significant_pairs)
     primary_means = np.array([means[(r, primary_column)] for r in run_ids])
-    pooled = _pooled(store)
-
-    teams = run_teams(store)
     rows: dict[str, list[Any]] = {"run_id": run_ids, "team": [teams.get(r) for r in run_ids]}
     for m in columns:
         rows[m] = [means[(r, m)] for r in run_ids]
@@ -188,7 +206,7 @@ def leaderboard(
         else pa.array(tests.draws, type=pa.int64()),
     })
     return Leaderboard(
-        qrels_version=result.qrels_version,
+        qrels_version=version,
         measures=columns,
         primary=primary_column,
         judged_column=judged,
@@ -196,7 +214,7 @@ def leaderboard(
         correction=correction,
         alpha=alpha,
         confidence=confidence,
-        options={**result.options, "seed": seed,
+        options={**options, "seed": seed,
                  "permutations": tests.plan.count if tests.plan else None,
                  "resamples": resamples, "min_judged": min_judged},
         run_ids=run_ids,
@@ -206,11 +224,14 @@ def leaderboard(
         pairs=pairs,
         significant=significant,
         plan=tests.plan,
+        basis=basis,
     )
 
 
-def _check_options(test: str, correction: str | None, alpha: float, confidence: float,
-                   missing_topics: str) -> str:
+def check_options(test: str, correction: str | None, alpha: float, confidence: float,
+                  missing_topics: str) -> str:
+    """The correction a board uses (holm, or none for Tukey HSD, when not given), after
+    refusing a test, correction, alpha, confidence or missing-topics rule it cannot take."""
     if test not in stats.TESTS:
         raise LeaderboardError(f"unknown test {test!r}; choose one of {', '.join(stats.TESTS)}")
     if correction is None:

@@ -54,7 +54,7 @@ def caption(lb: Leaderboard) -> str:
              "tukey": "randomised Tukey HSD"}
     perms = "" if lb.plan is None else f" ({permutation_note(lb)})"
     return (
-        f"qrels {lb.qrels_version}; {len(lb.query_ids)} topics; ranked by {lb.primary}; "
+        f"{lb.basis} {lb.qrels_version}; {len(lb.query_ids)} topics; ranked by {lb.primary}; "
         f"{int(lb.confidence * 100)}% t intervals; groups: {tests[lb.test]}{correction}, "
         f"alpha {lb.alpha:g}{perms}"
     )

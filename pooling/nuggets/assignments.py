@@ -205,3 +205,21 @@ def version_nuggets_by_text(store: Store, nugget_version: str) -> dict[tuple[str
     return {(q, t.strip()): n for q, t, n in zip(table.column("query_id").to_pylist(),
                                                  table.column("text").to_pylist(),
                                                  table.column("nugget_id").to_pylist(), strict=True)}
+
+
+def assigned_shares(store: Store, version: str, *, runs: Sequence[str] | None = None
+                    ) -> dict[tuple[str, str], float]:
+    """(run_id, query_id) -> the share of the answer's (answer, nugget) pairs that `version`
+    grades (the rest count as not supported): the answers' Judged@k."""
+    av = get_assignment_version(store, version)
+    chosen = list(runs) if runs else list(av.params.get("answer_runs") or [])
+    rows = store.sql("assigned shares", """
+        SELECT a.run_id, a.query_id, count(x.grade) / count(*)
+        FROM answers a
+        JOIN nuggets n ON n.version = ? AND n.query_id = a.query_id
+        LEFT JOIN nugget_assignments x ON x.version = ? AND x.query_id = a.query_id
+             AND x.run_id = a.run_id AND x.nugget_id = n.nugget_id
+        WHERE list_contains(?, a.run_id) AND list_contains(?, a.query_id)
+        GROUP BY a.run_id, a.query_id""",
+                     [av.nugget_version, version, chosen, list(av.params.get("topics") or [])]).fetchall()
+    return {(r, q): float(share) for r, q, share in rows}

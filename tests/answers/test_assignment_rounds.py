@@ -226,3 +226,48 @@ def test_assignment_versions_of_different_nugget_versions_are_not_compared(campa
     import_assignments(store, [str(path2)], later, "second")
     with pytest.raises(StoreError, match="grade different nugget versions"):
         compare_assignments(store, "first", "second")
+
+
+def test_answer_runs_rank_on_an_assignment_version_with_tests_and_the_assigned_share(campaign, tmp_path):
+    from pooling.leaderboard.answers import answer_leaderboard
+    from pooling.nuggets.assignments import import_assignments
+
+    store, version = campaign
+    path, records = assignment_file(tmp_path, "a.jsonl", store, version, random.Random(9))
+    # run C's answer to topic 2 assigned on one nugget only: its other nugget unassigned
+    kept = []
+    for r in records:
+        if (r["run_id"], r["qid"]) == ("C", "2"):
+            r = {**r, "nuggets": r["nuggets"][:1]}
+        kept.append(r)
+    path.write_text("".join(json.dumps(x) + "\n" for x in kept))
+    import_assignments(store, [str(path)], version, "people")
+    lb = answer_leaderboard(store, "people", resamples=200)
+    assert lb.basis == "assignments" and lb.primary == "all"
+    assert lb.measures == ["all", "vital", "strict_all", "strict_vital"]
+    assert sorted(lb.run_ids) == ["A", "B", "C"]
+    assigned = dict(zip(lb.table["run_id"].to_pylist(), lb.table["Assigned"].to_pylist(), strict=True))
+    assert assigned["A"] == 1.0 and assigned["B"] == 1.0
+    # C: topic 2 assigned on 1 of its 2 nuggets; topic 4 (no nugget, not answered) rests on
+    # nothing unjudged
+    assert assigned["C"] == pytest.approx((1 + 0.5 + 1 + 1) / 4)
+    means = {r.run_id: r.summary["all"] for r in score_assignments(store, "people", complete=True).runs}
+    assert lb.means() == pytest.approx(means)
+    assert lb.pairs.num_rows == 3
+
+
+def test_the_cli_prints_an_answer_leaderboard(campaign, tmp_path):
+    from pooling.nuggets.assignments import import_assignments
+
+    store, version = campaign
+    path, _ = assignment_file(tmp_path, "a.jsonl", store, version, random.Random(3))
+    import_assignments(store, [str(path)], version, "people")
+    db = store.path
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "pooling", "leaderboard", str(db),
+                           "--assignments", "people", "--format", "csv", "--resamples", "100"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    header = done.stdout.splitlines()[0].split(",")
+    assert header[0] == "run_id" and {"all", "Assigned", "all_t_low", "rank", "group"} <= set(header)
+    assert len(done.stdout.splitlines()) == 1 + 3
