@@ -357,3 +357,40 @@ def compare(
     out.print(grid)
     out.print(f"runs ranked by {canonical}: Kendall tau {c.tau:.3f}, tau_ap {c.tau_ap:.3f} "
               f"({len(c.scores)} runs)", highlight=False)
+
+
+@nuggets_app.command("create")
+def create(
+    store: StoreArg,
+    bank: BankOpt,
+    judge: Annotated[str, typer.Option("--judge", help="The model judge (openai or command) "
+                                       "that makes the nuggets.")],
+    qrels: Annotated[str | None, typer.Option("--qrels", help="The qrels version whose relevant "
+                                              "documents the nuggets come from (default: the "
+                                              "store's default).")] = None,
+    topics: Annotated[list[str] | None, typer.Option("--topic", help="A topic (repeatable; "
+                                                     "default: every topic with relevant text).")] = None,
+    max_nuggets: Annotated[int, typer.Option("--max-nuggets", help="Nuggets per topic at most.")] = 30,
+    window: Annotated[int, typer.Option("--window", help="Documents (then nuggets) per request.")] = 10,
+    relevant_from: Annotated[int, typer.Option("--relevant-from", help="The lowest grade of a "
+                                               "relevant document.")] = 1,
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the bank's nuggets of these "
+                                          "topics (their deletion is recorded).")] = False,
+    version: Annotated[str | None, typer.Option("--version", help="Name of the version the "
+                                                "nuggets are frozen as (default BANK-vN).")] = None,
+) -> None:
+    """Let a model judge make each topic's nuggets from its relevant documents, iteratively,
+    then label them vital or okay; every call recorded, a rerun asks nothing twice."""
+    from pooling.judges.nugget_creation import create_nuggets
+    from pooling.store import Store
+    from pooling.terminal.progress import terminal_progress
+
+    with Store(store) as s, terminal_progress() as bar:
+        r = create_nuggets(s, judge, bank, qrels=qrels, topics=topics, max_nuggets=max_nuggets,
+                           window=window, relevant_from=relevant_from, replace=replace,
+                           version=version, progress=bar)
+    out.print(f"bank {r.bank}: {r.nuggets} nuggets ({r.vital} vital) over {r.topics} topics, "
+              f"version {r.version}; {r.calls} calls ({r.cached} answered before), "
+              f"{r.prompt_tokens} prompt and {r.completion_tokens} completion tokens", highlight=False)
+    for line in r.failures:
+        err.print(f"[yellow]left out:[/yellow] {line}", highlight=False)

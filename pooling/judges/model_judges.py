@@ -545,6 +545,13 @@ def _backend(store: Store, judge: Judge, query_ids: Iterable[str], overrides: di
     return backend(name, **options)
 
 
+def judge_backend(store: Store, judge: Judge, query_ids: Iterable[str],
+                  overrides: dict[str, Any] | None = None):
+    """The judge's backend built as `pooling judge` builds it, for the other model steps
+    (nugget creation) that go through the same backends."""
+    return _backend(store, judge, query_ids, overrides or {})
+
+
 def _backend_options(store: Store, judge: Judge, query_ids: Iterable[str],
                      overrides: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(backend name, its keyword arguments) as `_backend` builds it: what a judge actor on

@@ -140,6 +140,12 @@ def current_nuggets(store: Database, bank: str, query_id: str | None = None) -> 
     return pa.Table.from_pylist(rows, schema=CURRENT_SCHEMA)
 
 
+def live_nuggets(store: Database, bank: str) -> dict[str, list[str]]:
+    """Each topic's live nugget ids in `bank` (a topic whose nuggets were all merged or
+    deleted has none; {} for a bank not made yet)."""
+    return {q: list(nuggets) for q, nuggets in _fold(history(store, bank)).items()}
+
+
 def require_bank(store: Database, bank: str) -> None:
     if not store.one("find bank", "SELECT 1 FROM nugget_edits WHERE bank = ? LIMIT 1", [bank]):
         known = banks(store)
@@ -415,8 +421,7 @@ def import_nuggets(store: Database, path: str | Path, bank: str, *, format: str 
     read = read_ikat_nuggets(path, vital_from) if fmt == "ikat" else read_nuggets(path)
     table, topics = read.nuggets, read.topics
     with store.transaction():
-        state = _fold(history(store, bank)) if store.one(
-            "bank exists", "SELECT 1 FROM nugget_edits WHERE bank = ? LIMIT 1", [bank]) else {}
+        state = live_nuggets(store, bank)
         taken = sorted(q for q in topics if state.get(q))
         rows = []
         if taken and not replace:

@@ -112,8 +112,36 @@ def failed(pair: Pair, error: str, *, answer: str | None = None,
                    prompt_tokens, completion_tokens, seconds)
 
 
+@dataclass(frozen=True)
+class Ask:
+    """A request for text rather than a grade (a nugget list, importance labels): `prompt`
+    is what a chat model reads, `fields` what a program reads as its JSON line; `key` names
+    what it is about within the topic (recorded as the call's doc_id)."""
+
+    query_id: str
+    key: str
+    prompt: str
+    fields: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A backend's answer to an `Ask`: its text (a chat model's content, a program's JSON
+    line) when status is "ok", else `error` says why in one sentence."""
+
+    query_id: str
+    key: str
+    status: str
+    text: str | None
+    error: str | None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    seconds: float = 0.0
+
+
 class Backend(Protocol):
-    """A judge: yields one verdict per pair, in any order, as answers arrive."""
+    """A judge: yields one verdict per pair, in any order, as answers arrive; a backend that
+    writes text (a chat model, a program) also answers `Ask`s with `ask`."""
 
     name: str
 

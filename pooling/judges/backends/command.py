@@ -30,13 +30,17 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pooling.judges.backends.base import (
+    FAILED,
+    OK,
+    Ask,
     JudgeError,
     Pair,
+    Reply,
     Verdict,
     at_least,
     failed,
@@ -183,6 +187,48 @@ class CommandBackend:
             self._process = None
 
     def _ask(self, pair: Pair, start: float) -> Verdict:
+        request = pair.ids() if self.ids_only else pair.fields()
+        line = self._exchange(request, "judge this pair again")
+        return self._read(pair, line, time.monotonic() - start)
+
+    def ask(self, asks: Sequence[Ask]) -> Iterator[Reply]:
+        """Replies to text requests, in order: each request's `fields` as a JSON line, the
+        program's reply line (a JSON object) as the text; a broken program is restarted once,
+        as for pairs."""
+        restarted = False
+        gave_up: str | None = None
+        for a in asks:
+            if gave_up is not None:
+                yield Reply(a.query_id, a.key, FAILED, None, gave_up)
+                continue
+            start = time.monotonic()
+            try:
+                line = self._exchange(dict(a.fields), "ask again")
+            except _Broken as exc:
+                self._stop(kill=True)
+                yield Reply(a.query_id, a.key, FAILED, exc.line, str(exc),
+                            seconds=time.monotonic() - start)
+                if restarted:
+                    gave_up = (f"not sent: judge program {self.program!r} broke twice in this "
+                               f"batch (last: {exc}); fix it and ask again")
+                restarted = True
+                continue
+            try:
+                reply = json.loads(line)
+            except ValueError:
+                reply = None
+            if not isinstance(reply, dict):
+                self._stop(kill=True)
+                yield Reply(a.query_id, a.key, FAILED, line,
+                            f"judge program {self.program!r} printed a line that is not a JSON "
+                            f"object ({line[:80]!r}); it must print one reply per request",
+                            seconds=time.monotonic() - start)
+                continue
+            yield Reply(a.query_id, a.key, OK, line, None, seconds=time.monotonic() - start)
+
+    def _exchange(self, request: Mapping[str, Any], again: str) -> str:
+        """Send one JSON request line and read the reply line (`_Broken` when the program is
+        out of step: it could not start, crashed, hung, or closed its output)."""
         if self._process is None:
             try:
                 self._process = _Process(self.argv)
@@ -191,11 +237,9 @@ class CommandBackend:
                               f"({exc.strerror or exc}); check the command") from exc
         process = self._process
         deadline = time.monotonic() + self.timeout
-        request = pair.ids() if self.ids_only else pair.fields()
         problem = process.send(json.dumps(request) + "\n", self.timeout)
         if problem is not None:
-            raise _Broken(f"judge program {self.program!r} {problem}; fix it and judge this "
-                          "pair again")
+            raise _Broken(f"judge program {self.program!r} {problem}; fix it and {again}")
         try:
             line = process.replies.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
@@ -204,8 +248,8 @@ class CommandBackend:
                           "slow)") from None
         if line is _EOF:
             raise _Broken(f"judge program {self.program!r} closed its output before replying: "
-                          f"{process.exit_note()}; fix it and judge this pair again")
-        return self._read(pair, line.rstrip("\n"), time.monotonic() - start)
+                          f"{process.exit_note()}; fix it and {again}")
+        return line.rstrip("\n")
 
     def _read(self, pair: Pair, line: str, seconds: float) -> Verdict:
         me = f"judge program {self.program!r}"

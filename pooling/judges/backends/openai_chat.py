@@ -21,11 +21,23 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, as_completed, wait
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from pooling.judges.backends.base import JudgeError, Pair, Verdict, at_least, failed, ok, require
+from pooling.judges.backends.base import (
+    FAILED,
+    OK,
+    Ask,
+    JudgeError,
+    Pair,
+    Reply,
+    Verdict,
+    at_least,
+    failed,
+    ok,
+    require,
+)
 from pooling.judges.backends.prompt import (
     DEFAULT_MAX_GRADE,
     DEFAULT_PROMPT,
@@ -137,10 +149,53 @@ class OpenAIChatBackend:
 
     def _judge_one(self, pair: Pair, stop: threading.Event) -> Verdict:
         start = time.monotonic()
-        text = render(self.template, pair)
+        data, problem = self._exchange(render(self.template, pair), stop, logprobs=True,
+                                       what=f"judging {pair.query_id}/{pair.doc_id}")
+        if data is None:
+            return failed(pair, problem or "no answer", seconds=time.monotonic() - start)
+        return self._verdict(pair, data, time.monotonic() - start)
+
+    def ask(self, asks: Sequence[Ask]) -> Iterator[Reply]:
+        """Replies to text requests in the order they arrive, `concurrency` in flight, with
+        the retries and limits of `judge`."""
+        self._key()
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="ask-openai")
+        try:
+            futures = [pool.submit(self._ask_one, a, stop) for a in asks]
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _ask_one(self, ask: Ask, stop: threading.Event) -> Reply:
+        start = time.monotonic()
+        data, problem = self._exchange(ask.prompt, stop, logprobs=False,
+                                       what=f"asking {ask.query_id}/{ask.key}")
+        if data is None:
+            return Reply(ask.query_id, ask.key, FAILED, None, problem,
+                         seconds=time.monotonic() - start)
+        try:
+            reply = json.loads(data)
+            content = _content(reply["choices"][0]["message"].get("content"))
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            return Reply(ask.query_id, ask.key, FAILED, None,
+                         f"{self.where} answered HTTP 200 without a chat completion; check that "
+                         "base_url points at an OpenAI-compatible /v1 endpoint",
+                         seconds=time.monotonic() - start)
+        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+        return Reply(ask.query_id, ask.key, OK, self._redact(content), None,
+                     _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")),
+                     time.monotonic() - start)
+
+    def _exchange(self, text: str, stop: threading.Event, *, logprobs: bool,
+                  what: str) -> tuple[bytes | None, str | None]:
+        """One prompt sent until the server answers 200 (the body), or why it gave up: the
+        retries, backoff, Retry-After and logprobs fallback every request shares."""
         attempt = 0
         while True:
-            asked_logprobs = self.logprobs
+            asked_logprobs = logprobs and self.logprobs
             retry_after: float | None = None
             try:
                 status, headers, data = self._post(self._body(text, asked_logprobs))
@@ -150,32 +205,28 @@ class OpenAIChatBackend:
                 problem = f"connection failed ({type(exc).__name__}: {self._redact(str(exc))})"
             else:
                 if status == 200:
-                    return self._verdict(pair, data, time.monotonic() - start)
+                    return data, None
                 said = self._said(data)
                 if status == 400 and asked_logprobs and "logprob" in said.lower():
                     self.logprobs = False  # this server refuses logprobs: ask without them
                     log.info("%s refuses logprobs; asking without them", self.where)
                     continue
                 if status != 429 and status < 500:
-                    return failed(pair, f"{self.where} refused the request with HTTP {status} "
-                                  f"({said}); {self._what_to_check(status)}",
-                                  seconds=time.monotonic() - start)
+                    return None, (f"{self.where} refused the request with HTTP {status} "
+                                  f"({said}); {self._what_to_check(status)}")
                 problem = f"HTTP {status} ({said})"
                 retry_after = _retry_after(headers.get("Retry-After"))
             if attempt >= self.max_retries or stop.is_set():
-                return failed(
-                    pair, f"{self.where} gave no usable answer in {attempt + 1} attempt(s), the "
-                    f"last {problem}; check that the server is up, or raise timeout or "
-                    "max_retries", seconds=time.monotonic() - start)
+                return None, (f"{self.where} gave no usable answer in {attempt + 1} attempt(s), "
+                              f"the last {problem}; check that the server is up, or raise "
+                              "timeout or max_retries")
             pause = (retry_after if retry_after is not None
                      else self.retry_wait * 2**attempt * random.uniform(1.0, 1.25))
             pause = min(pause, MAX_WAIT)
             attempt += 1
-            log.debug("judging %s/%s: %s; attempt %d in %.2f s", pair.query_id, pair.doc_id,
-                      problem, attempt + 1, pause)
+            log.debug("%s: %s; attempt %d in %.2f s", what, problem, attempt + 1, pause)
             if stop.wait(pause):
-                return failed(pair, "judging stopped before the server answered",
-                              seconds=time.monotonic() - start)
+                return None, "judging stopped before the server answered"
 
     def _what_to_check(self, status: int) -> str:
         if status in (401, 403):
