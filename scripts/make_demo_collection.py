@@ -377,10 +377,36 @@ Not real data: the topics, documents and runs are made up from a small built-in 
 | `subtopics.xml` | topics 101-105 again as TREC Web topics with subtopics (each an aspect of the topic's subject), for a diversity round in a store of their own |
 | `subtopics.qrels` | the hidden truth of those five topics per subtopic, in ndeval's format (`query_id subtopic doc_id grade`): a document of the topic's subject is graded on the subtopic of its aspect; other retrieved documents 0 on subtopic 1 |
 | `truth.qrels` | hidden graded truth (0-2) of every retrieved or relevant document, TREC qrels format; for simulating assessors, not for pooling |
+| `answers.jsonl` | three answer runs over topics 101-110 in the TREC 2024 RAG format (`run_id, topic_id, references, response_length, answer` of cited sentences): ragA writes from documents of grade 2, ragB of grade 1, ragC from retrieved documents of grade 0 |
 | `MANIFEST.json` | sha256, size and counts of every file |
 
 Truth: 2 = about the topic's subject and aspect, 1 = mentions both in passing, 0 = otherwise.
 """
+
+
+ANSWER_TOPICS = 10  # topics 101-110 are answered by the answer runs
+# (run_id, grade of the documents it writes from, documents it cites per topic)
+ANSWER_RUNS = (("ragA_grounded", 2, 4), ("ragB_brief", 1, 2), ("ragC_offtopic", 0, 3))
+
+
+def answer_runs(records: list[dict], docs: list[Document], doc_ids: np.ndarray,
+                truth: np.ndarray, retrieved: np.ndarray) -> str:
+    """Three answer runs in the TREC 2024 RAG format over the first topics: each answer a
+    sentence per document it draws from (the document's first sentence), citing it among
+    its references; ragA draws from documents of grade 2, ragB from grade 1, ragC from
+    retrieved documents of grade 0. Deterministic: no random draw."""
+    lines = []
+    for run_id, grade, n in ANSWER_RUNS:
+        for i, record in enumerate(records[:ANSWER_TOPICS]):
+            pool = np.flatnonzero((truth[i] == grade) & (retrieved[i] | (grade > 0)))[:n]
+            refs = [str(doc_ids[j]) for j in pool]
+            sentences = [{"text": docs[j].text.split(". ")[0].rstrip(".") + ".", "citations": [k]}
+                         for k, j in enumerate(pool)]
+            words = sum(len(x["text"].split()) for x in sentences)
+            lines.append(json.dumps({"run_id": run_id, "topic_id": record["query_id"],
+                                     "topic": record["title"], "references": refs,
+                                     "response_length": words, "answer": sentences}))
+    return "".join(line + "\n" for line in lines)
 
 
 def subtopic_aspects(topic: Topic, docs: list[Document], n_aspects: int) -> list[int]:
@@ -478,6 +504,7 @@ def build(out: Path) -> None:
     files["subtopics.xml"] = subtopic_topics(topics, docs, subjects, aspects).encode()
     files["subtopics.qrels"] = subtopic_truth(topics, docs, doc_ids, retrieved,
                                               len(aspects)).encode()
+    files["answers.jsonl"] = answer_runs(records, docs, doc_ids, truth, retrieved).encode()
     files["README.md"] = README.encode()
     files["MANIFEST.json"] = manifest(files, topics, docs, truth).encode()
 

@@ -89,3 +89,8 @@ def test_the_tour_runs_end_to_end_on_the_demo_collection(tmp_path):
     truth = {(q, d): g for q, _, d, g in gold}
     right = sum(truth.get((q, d), "0") == g for q, _, d, g in crowd)
     assert right / len(crowd) > 0.8  # Dawid-Skene over a crowd with spammers, against the truth
+    nuggets = [line.split(" | ") for line in
+               (tmp_path / "nuggets.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| ") and "rag" in line]
+    assert [row[2] for row in nuggets][0] == "ragA_grounded" and len(nuggets) == 3
+    assert all(row[-2].strip() == "10" for row in nuggets)  # ten answered topics each

@@ -11,7 +11,7 @@ people then edit it (every edit kept) and freeze the version a round judges.
 Every step goes through the judge's backend (`ask`): a chat model reads the prompts below
 (`{query}`, `{context}`, `{nuggets}`, `{max_nuggets}`) and answers with a list; a program
 reads a JSON line `{"task": "create_nuggets" | "label_nuggets", "query_id", "query",
-"segments": [{"doc_id", "text"}] | "nuggets": [...], ...}` and replies `{"nuggets": [...]}`
+"segments": [{"doc_id", "title", "text"}] | "nuggets": [...], ...}` and replies `{"nuggets": [...]}`
 or `{"importance": [...]}`. Each call is recorded in `judge_calls` (its doc_id names the step,
 `part` the sha256 of what was asked, its answer, tokens and time), so a job killed and run
 again asks nothing it has an answer for. A topic whose step fails is left out and reported.
@@ -113,13 +113,15 @@ def create_nuggets(store: Store, judge_name: str, bank: str, *, qrels: str | Non
                 chunk = docs[step * window:(step + 1) * window]
                 if q in failed or not chunk:
                     continue
-                context = "\n".join(f"[{i + 1}] {text}" for i, (_, text) in enumerate(chunk))
+                context = "\n".join(f"[{i + 1}] {title + '. ' if title else ''}{text}"
+                                     for i, (_, title, text) in enumerate(chunk))
                 asks.append(_ask(q, f"create:{step * window}-{step * window + len(chunk)}",
                                  CREATE_PROMPT.format(query=titles[q], context=context,
                                                       nuggets=json.dumps(lists[q]),
                                                       max_nuggets=max_nuggets),
                                  {"task": "create_nuggets", "query_id": q, "query": titles[q],
-                                  "segments": [{"doc_id": d, "text": t} for d, t in chunk],
+                                  "segments": [{"doc_id": d, "title": h, "text": t}
+                                               for d, h, t in chunk],
                                   "nuggets": lists[q], "max_nuggets": max_nuggets}))
             for reply in _answers(store, judge, model, asks, report):
                 got = _strings(reply, "nuggets") if reply.status == OK else None
@@ -223,19 +225,19 @@ def _strings(reply: Reply, key: str) -> list[str] | None:
 
 
 def _relevant_texts(store: Store, qrels: str, topics: Sequence[str] | None, relevant_from: int
-                    ) -> tuple[dict[str, list[tuple[str, str]]], dict[str, str]]:
-    """Each topic's relevant documents with text, most relevant first (then by doc_id), and
-    each topic's query text (its title, else its id)."""
+                    ) -> tuple[dict[str, list[tuple[str, str | None, str]]], dict[str, str]]:
+    """Each topic's relevant documents (doc_id, title, text), most relevant first (then by
+    doc_id), and each topic's query text (its title, else its id)."""
     rows = store.sql("relevant texts", """
-        SELECT q.query_id, q.doc_id, coalesce(nullif(trim(d.title), '') || '. ', '') || d.text
+        SELECT q.query_id, q.doc_id, nullif(trim(d.title), ''), d.text
         FROM qrels q JOIN documents d USING (doc_id)
         WHERE q.version = ? AND q.relevance >= ? AND d.text IS NOT NULL
         ORDER BY q.query_id, q.relevance DESC, q.doc_id""", [qrels, relevant_from]).fetchall()
     wanted = set(topics) if topics else None
-    segments: dict[str, list[tuple[str, str]]] = {}
-    for q, d, text in rows:
+    segments: dict[str, list[tuple[str, str | None, str]]] = {}
+    for q, d, title, text in rows:
         if wanted is None or q in wanted:
-            segments.setdefault(q, []).append((d, text))
+            segments.setdefault(q, []).append((d, title, text))
     titles = dict(store.sql("titles", "SELECT query_id, coalesce(title, query_id) FROM topics").fetchall())
     return segments, {q: titles.get(q, q) for q in segments}
 
