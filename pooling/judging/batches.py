@@ -13,7 +13,10 @@ latest word counts, whichever way it came.
 
 A subtopic round's batch has a row per document and subtopic (`SUBTOPIC_BATCH_COLUMNS`: the
 subtopic's number and text after the document id); each graded row is that subtopic's
-judgment, so a document may be graded on some of its subtopics now and the rest later.
+judgment, so a document may be graded on some of its subtopics now and the rest later. Any
+round judged on parts is batched so, its columns named after its part (`part_columns`: an
+assignment round's `nugget` and `nugget_text`), and a unit that is not a document (an
+answer) carries its own text in `doc_title` and `doc_text`.
 """
 
 from __future__ import annotations
@@ -59,6 +62,13 @@ BATCH_COLUMNS = ["round_id", "query_id", "doc_id", "position", "topic_title", "t
                  "topic_narrative", "doc_title", "doc_text", "grade", "note"]
 
 SUBTOPIC_BATCH_COLUMNS = [*BATCH_COLUMNS[:3], "subtopic", "subtopic_text", *BATCH_COLUMNS[3:]]
+
+
+def part_columns(rnd: Round) -> list[str]:
+    """A batch's columns for a round judged on parts: the part's id and text after the unit's
+    id, named after the part (`subtopic`, `nugget`)."""
+    part = rnd.item.part or "subtopic"
+    return [*BATCH_COLUMNS[:3], part, f"{part}_text", *BATCH_COLUMNS[3:]]
 
 _ITEMS_VIEW = "_batch_items"
 
@@ -121,11 +131,15 @@ def export_batch(store: Store, round_id: str, assessor_id: str, path: str | Path
     names = BATCH_COLUMNS[1:9]
     rows = [{"round_id": rnd.round_id, **dict(zip(names, r, strict=True)), "grade": None, "note": None}
             for r in found]
+    if rnd.item.unit_texts is not None:  # a unit that is not a document: its own texts
+        for row in rows:
+            shown = rnd.item.view(store, row["query_id"], row["doc_id"]) or (None, None)
+            row["doc_title"], row["doc_text"] = shown
     columns = BATCH_COLUMNS
     if rnd.item.has_parts:
-        columns = SUBTOPIC_BATCH_COLUMNS
-        rows = [{c: (n if c == "subtopic" else t if c == "subtopic_text" else row.get(c))
-                 for c in columns}
+        columns = part_columns(rnd)
+        part, part_text = columns[3], columns[4]
+        rows = [{c: (n if c == part else t if c == part_text else row.get(c)) for c in columns}
                 for row in rows for n, t in rnd.parts.get(row["query_id"], [])]
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
@@ -205,7 +219,7 @@ def read_batch(path: str | Path, rnd: Round, assessor_id: str) -> BatchRows:
                 continue
         q, d = str(row.get("query_id") or ""), str(row.get("doc_id") or "")
         note = (row.get("note") or None) and str(row.get("note"))
-        sub = str(row.get("subtopic") or "").strip() or None
+        sub = str(row.get(rnd.item.part or "subtopic") or "").strip() or None
         content = [file_sha, rnd.round_id, assessor_id, q, d, grade if kind == "judge" else kind,
                    note]
         # A plain round's ids are as they always were; a subtopic row's names its subtopic.

@@ -271,3 +271,41 @@ def test_the_cli_prints_an_answer_leaderboard(campaign, tmp_path):
     header = done.stdout.splitlines()[0].split(",")
     assert header[0] == "run_id" and {"all", "Assigned", "all_t_low", "rank", "group"} <= set(header)
     assert len(done.stdout.splitlines()) == 1 + 3
+
+
+def test_an_offline_batch_carries_each_answer_and_nugget_and_comes_back_graded(campaign, tmp_path):
+    import csv
+
+    from pooling.errors import FormatError
+    from pooling.judging.batches import export_batch, import_batch
+
+    store, version = campaign
+    create_assignment_round(store, "assign", version, topics=["1"])
+    person = add_assessor(store, "Ann").assessor_id
+    assign(store, "assign", [person])
+    path = tmp_path / "batch.csv"
+    assert export_batch(store, "assign", person, path) == 3 * 3  # three answers, three nuggets
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0])[:5] == ["round_id", "query_id", "doc_id", "nugget", "nugget_text"]
+    first = rows[0]
+    assert (first["doc_id"], first["nugget"], first["nugget_text"]) == ("A", "1", "nugget 0 of 1")
+    assert first["doc_title"] == "Answer of run A" and first["doc_text"].startswith("1. A answers 1. [1]")
+    for row, grade in zip(rows, [2, 1, 0] * 3, strict=True):
+        row["grade"] = grade
+    rows[1]["grade"] = 7  # off the support scale
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    with pytest.raises(FormatError, match=rf"{path}:\d+: grade 7 is not on the round.s scale"):
+        import_batch(store, "assign", person, path)
+    assert store.one("n", "SELECT count(*) FROM judgments")[0] == 0
+    rows[1]["grade"] = 1
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert import_batch(store, "assign", person, path) == (9, 0)
+    stored = store.sql("j", "SELECT doc_id, part, grade FROM judgments ORDER BY seq").fetchall()
+    assert stored[:3] == [("A", "1", 2), ("A", "3", 1), ("A", "2", 0)]
