@@ -511,7 +511,8 @@ def _cached_answers(store: Store, judge: Judge, keys: list[tuple], *,
 
 def _verdict_from_cache(pair: Pair, answer: tuple) -> Verdict:
     grade, probability, text = answer
-    return Verdict(pair.query_id, pair.doc_id, OK, grade, probability, text, None, None, None, 0.0)
+    return Verdict(pair.query_id, pair.doc_id, OK, grade, probability, text, None, None, None, 0.0,
+                   pair.subtopic)
 
 
 def _pairs_with_texts(store: Store, pairs: list[tuple[str, str]],
@@ -648,22 +649,19 @@ def judge_subtopics(store: Store, judge: Judge, rnd: Round, *, limit: int | None
                 elif judge.needs_text and not (pair.doc_text or pair.doc_title):
                     verdicts[item] = _no_text(pair)
             report.cached += sum(item in cache for item in chunk)
-            # A document comes once per call to the model, so each verdict finds its subtopic.
-            rest = [item for item in chunk if item not in verdicts]
-            while rest:
-                layer: dict[tuple[str, str], Item] = {}
-                for item in rest:
-                    layer.setdefault(item[:2], item)
+            # Every pair of the batch in one call (its requests in flight together): each
+            # verdict names its part, so it finds its item.
+            rest = {item: asked[item] for item in chunk if item not in verdicts}
+            if rest:
                 if model is None:
                     model = _backend(store, judge, sorted({q for q, _, _ in todo}), overrides or {})
-                for v in model.judge([_as_sample(asked[item], judge) for item in layer.values()]):
-                    if (v.query_id, v.doc_id) in layer:
-                        verdicts[layer[(v.query_id, v.doc_id)]] = v
-                for item in layer.values():
+                for v in model.judge([_as_sample(pair, judge) for pair in rest.values()]):
+                    if (v.query_id, v.doc_id, v.part) in rest:
+                        verdicts[(v.query_id, v.doc_id, v.part)] = v
+                for item in rest:
                     verdicts.setdefault(item, Verdict(item[0], item[1], FAILED, None, None, None,
                                                       "the judge gave no answer for it", None,
-                                                      None, 0.0))
-                rest = [item for item in rest if item not in layer.values()]
+                                                      None, 0.0, item[2]))
             _store_subtopic_batch(store, judge, rnd.round_id, chunk, verdicts, cache, report)
             progress.advance(len(chunk))
     finally:

@@ -94,6 +94,7 @@ class Verdict:
     prompt_tokens: int | None
     completion_tokens: int | None
     seconds: float
+    part: str | None = None  # the pair's subtopic (or nugget), so a verdict finds its part
 
 
 def ok(pair: Pair, grade: int, *, probability: float | None = None, answer: str | None = None,
@@ -101,7 +102,7 @@ def ok(pair: Pair, grade: int, *, probability: float | None = None, answer: str 
        seconds: float = 0.0) -> Verdict:
     """A graded verdict for `pair`."""
     return Verdict(pair.query_id, pair.doc_id, OK, grade, probability, answer, None,
-                   prompt_tokens, completion_tokens, seconds)
+                   prompt_tokens, completion_tokens, seconds, pair.subtopic)
 
 
 def failed(pair: Pair, error: str, *, answer: str | None = None,
@@ -109,7 +110,7 @@ def failed(pair: Pair, error: str, *, answer: str | None = None,
            seconds: float = 0.0) -> Verdict:
     """A verdict saying `pair` could not be graded, and why."""
     return Verdict(pair.query_id, pair.doc_id, FAILED, None, None, answer, error,
-                   prompt_tokens, completion_tokens, seconds)
+                   prompt_tokens, completion_tokens, seconds, pair.subtopic)
 
 
 @dataclass(frozen=True)
