@@ -25,6 +25,13 @@ The script ends with a table of the figures against the bounds a crowd needs.
     .venv/bin/python scripts/load_serve.py --phases organiser [--organiser-seconds 90]
     .venv/bin/python scripts/load_serve.py --phases crowdround [--crowd-workers 2000]
 
+nuggets (alone, on a store of its own): 200 assessors of an assignment round (one topic each,
+20 answers of 8 sentences graded on 10 nuggets) thinking 2-10 s, posting a grade per nugget
+of each answer from the assignment page. Prints POST p50/p95 and the server's own time, and
+checks every acknowledged submission is stored once, a judgment per nugget.
+
+    .venv/bin/python scripts/load_serve.py --phases nuggets [--nugget-assessors 200]
+
 crowdround (alone, on a store of its own): 2,000 workers of a crowd round (K=3 answers per
 pair, gold mixed in at 0.1) thinking 2-10 s between judgments (about 330 judgments/s
 offered), each choosing topics in an order of their own and answering what the round hands
@@ -530,6 +537,124 @@ def check_crowd_round(path: Path, tally: Tally, redundancy: int) -> tuple[int, i
     return missing, twice, unacked, over, at_k
 
 
+NUGGETS_PER_TOPIC, ANSWERS_PER_TOPIC = 10, 20
+PART = re.compile(r'data-subtopic="([^"]+)"')
+
+
+def build_nugget_round(workdir: Path, assessors: int) -> Campaign:
+    """An assignment round: a topic per assessor, each answered by 20 runs (8 sentences with
+    citations) and graded on a frozen version of 10 nuggets; each topic assigned to one."""
+    from pooling.nuggets.rounds import create_assignment_round
+    from pooling.store.answers import import_answers
+    from pooling.store.nugget_banks import import_nuggets
+
+    path = workdir / "nuggets.duckdb"
+    topics = [f"N{t:03d}" for t in range(assessors)]
+    lines = []
+    for q in topics:
+        for r in range(ANSWERS_PER_TOPIC):
+            refs = [f"{q}-seg{k}" for k in range(10)]
+            answer = [{"text": f"Run {r} sentence {k} about energy topic {q}, with figures.",
+                       "citations": [k, (k + 3) % 10]} for k in range(8)]
+            lines.append(json.dumps({"run_id": f"run{r:02d}", "topic_id": q,
+                                     "topic": f"energy topic {q}", "references": refs,
+                                     "response_length": 90, "answer": answer}))
+    (workdir / "answers.jsonl").write_text("\n".join(lines) + "\n")
+    (workdir / "bank.jsonl").write_text("".join(json.dumps({"qid": q, "nuggets": [
+        {"text": f"Fact {i} about energy topic {q}", "importance": "vital" if i < 4 else "okay"}
+        for i in range(NUGGETS_PER_TOPIC)]}) + "\n" for q in topics))
+    people = [f"n{i:03d}" for i in range(assessors)]
+    with Store.create(path) as s:
+        import_answers(s, [workdir / "answers.jsonl"], add_topics=True, references_as_run=False)
+        version = import_nuggets(s, workdir / "bank.jsonl", "load").version
+        create_assignment_round(s, "assign", version)
+        tokens = {p: add_assessor(s, p).token for p in people}
+        assign(s, "assign", people)
+    return Campaign(path, tokens, {"assign": {p: [q] for p, q in zip(people, topics, strict=True)}})
+
+
+async def nugget_assessor(base: str, token: str, topic: str, deadline: float,
+                          think: tuple[float, float], tally: Tally, rng: random.Random) -> None:
+    """An assessor of an assignment round on the page: reads the next answer, thinks, grades
+    every nugget at once, until the deadline or the topic's end."""
+    async with Browser(base) as client:
+        await asyncio.sleep(rng.uniform(0, think[1]))
+        await _request(client, "GET", "/login", tally, params={"token": token})
+        csrf = CSRF.search((await _request(client, "GET", "/", tally)).text).group(1)
+        url = f"/rounds/assign/topics/{topic}"
+        while time.monotonic() < deadline:
+            t0 = time.perf_counter()
+            page = await _request(client, "GET", url, tally)
+            tally.page(t0, page)
+            match = DOC_ID.search(page.text)
+            if match is None:
+                return
+            parts = PART.findall(page.text)
+            await asyncio.sleep(rng.uniform(*think))
+            sid = SUBMISSION_ID.search(page.text).group(1)
+            body = {"doc_id": match.group(1), "submission_id": sid,
+                    "grades": {n: rng.choice((0, 1, 2)) for n in parts}}
+            t0 = time.perf_counter()
+            answer = await _request(client, "POST", url + "/judgments", tally, json=body,
+                                    headers={"X-CSRF-Token": csrf})
+            tally.post(t0, answer)
+            tally.post_at.append(time.monotonic())
+            answer.raise_for_status()
+            tally.acked[sid] = ("assign", topic, match.group(1))
+
+
+def nugget_round_phase(workdir: Path, args) -> tuple[bool, str]:
+    """The assignment page under a thinking crowd (module doc): (ok, its markdown table)."""
+    think = tuple(float(x) for x in args.think.split(","))
+    t0 = time.perf_counter()
+    campaign = build_nugget_round(workdir, args.nugget_assessors)
+    print(f"assignment round store {campaign.path}: {args.nugget_assessors} assessors, "
+          f"{ANSWERS_PER_TOPIC} answers x {NUGGETS_PER_TOPIC} nuggets a topic, built in "
+          f"{time.perf_counter() - t0:.1f} s")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = start_server(campaign.path, port, args.server_cpus)
+    tally = Tally()
+    rng = random.Random(args.seed + 9)
+    topics = campaign.topics["assign"]
+
+    async def everyone() -> float:
+        start = time.perf_counter()
+        deadline = time.monotonic() + args.nugget_seconds
+        await asyncio.gather(*(nugget_assessor(base, campaign.tokens[p], topics[p][0], deadline,
+                                               think, tally, random.Random(rng.random()))
+                               for p in sorted(topics)))
+        return time.perf_counter() - start
+
+    elapsed = asyncio.run(everyone())
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=60)
+    report(f"assignment round ({args.nugget_assessors} assessors thinking {args.think} s, "
+           f"{NUGGETS_PER_TOPIC} nuggets an answer, the judging pages)", tally, elapsed)
+    with Store(campaign.path, read_only=True) as s:
+        rows = s.con.execute("SELECT submission_id, count(*) FROM judgments GROUP BY ALL").fetchall()
+    stored = {}
+    for sid, n in rows:
+        base_id = sid.split("~")[0]
+        stored[base_id] = stored.get(base_id, 0) + n
+    missing = sum(1 for sid in tally.acked if stored.get(sid) != NUGGETS_PER_TOPIC)
+    unacked = sum(1 for sid in stored if sid not in tally.acked)
+    print(f"  store: {missing} acknowledged submissions without their {NUGGETS_PER_TOPIC} "
+          f"judgments, {unacked} stored without an acknowledgement")
+    p95 = pct(tally.post_latency, 95)
+    table = "\n".join([
+        "| assignment round | assessors | submissions | POST p50 ms | POST p95 ms | server's POST "
+        "p50 / p95 ms | GET p95 ms | lost / unacknowledged | p95 < 50 ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+        f"| think {args.think} s, {args.nugget_seconds:.0f} s, pages | {args.nugget_assessors} | "
+        f"{len(tally.acked):,} | {pct(tally.post_latency, 50):.1f} | {p95:.1f} | "
+        f"{pct(tally.post_server, 50) if tally.post_server else float('nan'):.1f} / "
+        f"{pct(tally.post_server, 95) if tally.post_server else float('nan'):.1f} | "
+        f"{pct(tally.page_latency, 95):.1f} | {missing} / {unacked} | "
+        f"{'yes' if p95 < 50 else 'NO'} |"])
+    return missing == unacked == 0, table
+
+
 def crowd_round_phase(workdir: Path, args) -> tuple[bool, str]:
     """2,000 workers (by default) on a crowd round with K=3 and gold, through the real server
     over HTTP: POST latency, and that nothing is lost. Returns (ok, its markdown table)."""
@@ -872,6 +997,9 @@ def main() -> None:
     ap.add_argument("--crowd-topics", type=int, default=20)
     ap.add_argument("--crowd-k", type=int, default=3, help="answers per pair in the crowd round")
     ap.add_argument("--crowd-gold-rate", type=float, default=0.1)
+    ap.add_argument("--nugget-assessors", type=int, default=200,
+                    help="assessors of the nuggets phase (an assignment round)")
+    ap.add_argument("--nugget-seconds", type=float, default=120.0)
     ap.add_argument("--crowd-api", action="store_true",
                     help="the crowd-round workers judge through the JSON API (a crowd front "
                          "end), not the judging pages")
@@ -900,6 +1028,12 @@ def main() -> None:
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="pooling-load-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    if phases == {"nuggets"}:  # a store of its own: nothing else is built
+        ok, table = nugget_round_phase(workdir, args)
+        print("OK: every acknowledged submission is in the store once, a judgment per nugget"
+              if ok else "FAILED")
+        print(table)
+        sys.exit(0 if ok else 1)
     if phases == {"crowdround"}:  # a store of its own: nothing else is built
         ok, table = crowd_round_phase(workdir, args)
         print("OK: every acknowledged judgment is in the store exactly once, no pair over K"
