@@ -37,8 +37,17 @@ from typing import Any
 import pyarrow as pa
 
 from pooling.errors import FormatError, Problem
-from pooling.formats.common import FirstSeen, ProblemLog, iter_lines, loads_strict, open_binary
-from pooling.formats.ids import id_problem, shown
+from pooling.formats.common import (
+    FirstSeen,
+    ProblemLog,
+    iter_lines,
+    json_id,
+    json_records,
+    json_type,
+    loads_strict,
+    open_binary,
+)
+from pooling.formats.ids import shown
 from pooling.formats.sentences import split_sentences
 from pooling.formats.source import PathLike, display_name
 
@@ -167,26 +176,6 @@ class _Rows:
         return pa.Table.from_pylist(self.sentences, schema=SENTENCES_SCHEMA)
 
 
-def _id(log: ProblemLog, line: int, value: Any, what: str) -> str | None:
-    """`value` as an id (a JSON string or integer), or None with a problem noted."""
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        log.add(line, f"{what} must be a string, found {_json_type(value)}")
-        return None
-    text = str(value)
-    why = id_problem(text, what)
-    if why is not None:
-        log.add(line, why)
-        return None
-    return text
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "true/false", int: "a number", float: "a number", str: "a string",
-            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
-
-
 def _field(record: Mapping[str, Any], *names: str) -> Any:
     """The first of `names` present in `record` or its `metadata` object (the 2025 form)."""
     meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
@@ -200,17 +189,7 @@ def _field(record: Mapping[str, Any], *names: str) -> Any:
 
 def _read_rag(path: PathLike, rows: _Rows) -> None:
     log = rows.log
-    for line, text in iter_lines(path, log):
-        if not text.strip():
-            continue
-        try:
-            record = loads_strict(text)
-        except ValueError as exc:
-            log.add(line, f"not a JSON object: {exc}")
-            continue
-        if not isinstance(record, dict):
-            log.add(line, f"expected a JSON object, found {_json_type(record)}")
-            continue
+    for line, text, record in json_records(path, log):
         missing = [name for name, keys in (("run_id", ("run_id",)),
                                            ("topic_id", ("topic_id", "narrative_id")),
                                            ("answer", ("answer",)))
@@ -218,12 +197,12 @@ def _read_rag(path: PathLike, rows: _Rows) -> None:
         if missing:
             log.add(line, f"missing field {', '.join(repr(m) for m in missing)}")
             continue
-        run_id = _id(log, line, _field(record, "run_id"), "run_id")
-        query_id = _id(log, line, _field(record, "topic_id", "narrative_id"), "topic_id")
+        run_id = json_id(log, line, _field(record, "run_id"), "run_id")
+        query_id = json_id(log, line, _field(record, "topic_id", "narrative_id"), "topic_id")
         first = rows.first(line, run_id, query_id)
         topic = _field(record, "topic", "narrative")
         if topic is not None and not isinstance(topic, str):
-            log.add(line, f"'topic' must be the question as a string, found {_json_type(topic)}")
+            log.add(line, f"'topic' must be the question as a string, found {json_type(topic)}")
             topic = None
         length = _field(record, "response_length")
         if length is not None and (isinstance(length, bool) or not isinstance(length, int) or length < 0):
@@ -244,12 +223,12 @@ def _references(log: ProblemLog, line: int, value: Any) -> list[str] | None:
     if value is None:
         return []
     if not isinstance(value, list):
-        log.add(line, f"'references' must be a list of segment ids, found {_json_type(value)}")
+        log.add(line, f"'references' must be a list of segment ids, found {json_type(value)}")
         return None
     out: list[str] = []
     first: dict[str, int] = {}
     for i, ref in enumerate(value):
-        ref_id = _id(log, line, ref, f"references[{i}]")
+        ref_id = json_id(log, line, ref, f"references[{i}]")
         if ref_id is None:
             return None
         if ref_id in first:
@@ -264,7 +243,7 @@ def _references(log: ProblemLog, line: int, value: Any) -> list[str] | None:
 def _sentences(log: ProblemLog, line: int, value: Any, references: list[str] | None
                ) -> list[tuple[str, list[str], list[int] | None]] | None:
     if not isinstance(value, list):
-        log.add(line, f"'answer' must be a list of sentences, found {_json_type(value)}")
+        log.add(line, f"'answer' must be a list of sentences, found {json_type(value)}")
         return None
     out: list[tuple[str, list[str], list[int] | None]] = []
     ok = True
@@ -276,7 +255,7 @@ def _sentences(log: ProblemLog, line: int, value: Any, references: list[str] | N
             continue
         cites = sentence.get("citations", [])
         if not isinstance(cites, list):
-            log.add(line, f"{where}.citations must be a list, found {_json_type(cites)}")
+            log.add(line, f"{where}.citations must be a list, found {json_type(cites)}")
             ok = False
             continue
         ids: list[str] = []
@@ -331,24 +310,24 @@ def _read_json(path: PathLike, rows: _Rows) -> None:
         log.add(where, f"not JSON: {getattr(exc, 'msg', exc)}")
         return
     if not isinstance(document, dict):
-        log.add(1, f"expected an object of topics, found {_json_type(document)}")
+        log.add(1, f"expected an object of topics, found {json_type(document)}")
         return
     lines = _KeyLines(text)
     for topic_key, runs in document.items():
         topic_line = lines.find(topic_key)
-        query_id = _id(log, topic_line, topic_key, "topic id")
+        query_id = json_id(log, topic_line, topic_key, "topic id")
         if not isinstance(runs, dict):
             log.add(topic_line, f"topic {shown(topic_key)}: expected an object of runs, found "
-                    f"{_json_type(runs)}")
+                    f"{json_type(runs)}")
             continue
         for run_key, response in runs.items():
             line = lines.find(run_key, topic_line)
-            run_id = _id(log, line, run_key, "run id")
+            run_id = json_id(log, line, run_key, "run id")
             if not rows.first(line, run_id, query_id):
                 continue
             if not isinstance(response, str):
                 log.add(line, f"topic {shown(topic_key)}, run {shown(run_key)}: the response must "
-                        f"be text, found {_json_type(response)}")
+                        f"be text, found {json_type(response)}")
                 continue
             _add_plain(rows, line, run_id, query_id, response)
 
@@ -384,8 +363,8 @@ def _read_tsv(path: PathLike, rows: _Rows) -> None:
         if len(fields) < 3:
             log.add(line, f"expected 3 tab-separated fields (topic, run, text), found {len(fields)}")
             continue
-        query_id = _id(log, line, fields[0], "topic id")
-        run_id = _id(log, line, fields[1], "run id")
+        query_id = json_id(log, line, fields[0], "topic id")
+        run_id = json_id(log, line, fields[1], "run id")
         if rows.first(line, run_id, query_id):
             _add_plain(rows, line, run_id, query_id, fields[2])
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
@@ -138,6 +138,49 @@ def loads_strict(text: str | bytes) -> Any:
     except RecursionError:
         raise ValueError("arrays and objects are nested too deeply to read; no real record "
                          "nests so deep") from None
+
+
+def json_type(value: Any) -> str:
+    """What a JSON value is, as a message names it ("a string", "null", "a list", ...)."""
+    if value is None:
+        return "null"
+    return {bool: "true/false", int: "a number", float: "a number", str: "a string",
+            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def json_id(log: ProblemLog, line: int | None, value: Any, what: str) -> str | None:
+    """`value` as an id (a JSON string or integer, following the id rule), or None with the
+    problem noted at `line`."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        log.add(line, f"{what} must be a string, found {json_type(value)}")
+        return None
+    return str(value) if log.good_id(line, str(value), what) else None
+
+
+def json_records(path: PathLike, log: ProblemLog) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(line, its text, its object) for each non-blank line of a JSON Lines file; a line that
+    is not a JSON object (or is nested too deep, or repeats a key) is a problem, skipped."""
+    for line, text in iter_lines(path, log):
+        if not text.strip():
+            continue
+        try:
+            record = loads_strict(text)
+        except ValueError as exc:
+            log.add(line, f"not a JSON object: {exc}")
+            continue
+        if not isinstance(record, dict):
+            log.add(line, f"expected a JSON object, found {json_type(record)}")
+            continue
+        yield line, text, record
+
+
+def missing_fields(log: ProblemLog, line: int, record: Mapping[str, Any],
+                   fields: Sequence[str]) -> bool:
+    """Whether `record` lacks any of `fields` (noted as one problem naming them all)."""
+    missing = [name for name in fields if name not in record]
+    if missing:
+        log.add(line, f"missing field {', '.join(repr(m) for m in missing)}")
+    return bool(missing)
 
 
 def extra_json(fields: Mapping[str, Any]) -> str | None:

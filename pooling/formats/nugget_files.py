@@ -41,8 +41,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pooling.errors import FormatError, Problem
-from pooling.formats.common import FirstSeen, ProblemLog, iter_lines, loads_strict, open_binary
-from pooling.formats.ids import any_breaks_rule, id_problem, shown
+from pooling.formats.common import (
+    FirstSeen,
+    ProblemLog,
+    json_id,
+    json_records,
+    json_type,
+    loads_strict,
+    missing_fields,
+    open_binary,
+)
+from pooling.formats.ids import any_breaks_rule, shown
 from pooling.formats.source import PathLike, display_name
 
 IMPORTANCE = ("vital", "okay")
@@ -92,45 +101,12 @@ class AssignmentFile:
     nuggets: pa.Table  # ASSIGNED_SCHEMA
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "true/false", int: "a number", float: "a number", str: "a string",
-            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
-
-
-def _id(log: ProblemLog, line: int | None, value: Any, what: str) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        log.add(line, f"{what} must be a string, found {_json_type(value)}")
-        return None
-    why = id_problem(str(value), what)
-    if why is not None:
-        log.add(line, why)
-        return None
-    return str(value)
-
-
-def _records(path: PathLike, log: ProblemLog):
-    for line, text in iter_lines(path, log):
-        if not text.strip():
-            continue
-        try:
-            record = loads_strict(text)
-        except ValueError as exc:
-            log.add(line, f"not a JSON object: {exc}")
-            continue
-        if not isinstance(record, dict):
-            log.add(line, f"expected a JSON object, found {_json_type(record)}")
-            continue
-        yield line, record
-
-
 def _nugget_list(log: ProblemLog, line: int, value: Any, fields: Mapping[str, tuple[str, ...]]
                  ) -> list[dict[str, str]] | None:
     """The `nuggets` list of a record: each an object with a `text` string and each of
     `fields` one of its allowed values; None with problems noted."""
     if not isinstance(value, list):
-        log.add(line, f"'nuggets' must be a list, found {_json_type(value)}")
+        log.add(line, f"'nuggets' must be a list, found {json_type(value)}")
         return None
     out, ok = [], True
     for i, nugget in enumerate(value):
@@ -158,15 +134,13 @@ def read_nuggets(path: PathLike) -> NuggetFile:
     seen = FirstSeen(log, "qid")
     rows: list[dict[str, Any]] = []
     topics: list[str] = []
-    for line, record in _records(path, log):
-        if "qid" not in record or "nuggets" not in record:
-            missing = [k for k in ("qid", "nuggets") if k not in record]
-            log.add(line, f"missing field {', '.join(map(repr, missing))}")
+    for line, _, record in json_records(path, log):
+        if missing_fields(log, line, record, ("qid", "nuggets")):
             continue
-        query_id = _id(log, line, record["qid"], "qid")
+        query_id = json_id(log, line, record["qid"], "qid")
         query = record.get("query")
         if query is not None and not isinstance(query, str):
-            log.add(line, f"'query' must be a string, found {_json_type(query)}")
+            log.add(line, f"'query' must be a string, found {json_type(query)}")
         nuggets = _nugget_list(log, line, record["nuggets"], {"importance": IMPORTANCE})
         if query_id is None or not seen.is_new(query_id, line, shown(query_id)) or nuggets is None:
             continue
@@ -193,13 +167,11 @@ def read_assignments(path: PathLike, run_id: str | None = None) -> AssignmentFil
     seen = FirstSeen(log, "answer of")
     answers: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
-    for line, record in _records(path, log):
-        if "qid" not in record or "nuggets" not in record:
-            missing = [k for k in ("qid", "nuggets") if k not in record]
-            log.add(line, f"missing field {', '.join(map(repr, missing))}")
+    for line, _, record in json_records(path, log):
+        if missing_fields(log, line, record, ("qid", "nuggets")):
             continue
-        query_id = _id(log, line, record["qid"], "qid")
-        run = _id(log, line, record["run_id"], "run_id") if "run_id" in record else default_run
+        query_id = json_id(log, line, record["qid"], "qid")
+        run = json_id(log, line, record["run_id"], "run_id") if "run_id" in record else default_run
         nuggets = _nugget_list(log, line, record["nuggets"],
                                {"importance": (*IMPORTANCE, "failed"), "assignment": ASSIGNMENTS})
         if query_id is None or run is None:
@@ -327,7 +299,7 @@ def read_ikat_nuggets(path: PathLike, vital_from: int = IKAT_DEFAULT_VITAL) -> N
                                    f"not JSON: {getattr(exc, 'msg', exc)}")], hint=IKAT_HINT) from None
     if not isinstance(document, dict):
         raise FormatError([Problem(source, 1, f"expected an object of topics, found "
-                                   f"{_json_type(document)}")], hint=IKAT_HINT)
+                                   f"{json_type(document)}")], hint=IKAT_HINT)
     starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     def line_of(key: str, cursor: list[int]) -> int:
@@ -345,10 +317,10 @@ def read_ikat_nuggets(path: PathLike, vital_from: int = IKAT_DEFAULT_VITAL) -> N
     rows: list[dict[str, Any]] = []
     for topic, nuggets in document.items():
         tline = line_of(topic, cursor)
-        query_id = _id(log, tline, topic, "topic id")
+        query_id = json_id(log, tline, topic, "topic id")
         if not isinstance(nuggets, dict):
             log.add(tline, f"topic {shown(topic)}: expected an object of numbered nuggets, found "
-                    f"{_json_type(nuggets)}")
+                    f"{json_type(nuggets)}")
             continue
         numbered = []
         for key, nugget in nuggets.items():

@@ -75,6 +75,15 @@ def derive_assignments(store: Store, rule: str, name: str, *, round_id: str, tie
         params.update(judge=judge, judge_grades={str(k): v for k, v in (judge_grades or {}).items()} or None)
     n_answers = len(set(zip(rows.column("query_id").to_pylist(), rows.column("run_id").to_pylist(),
                             strict=True)))
+    return _store_version(store, name, nugget_version, f"derived:{rule}", round_id,
+                          list(rnd.grades), rows, n_answers, topics, params)
+
+
+def _store_version(store: Store, name: str, nugget_version: str, method: str, source: str,
+                   grades: list[int], rows: pa.Table, n_answers: int, topics: list[str],
+                   params: dict) -> AssignmentVersion:
+    """Store an assignment version and its rows (version, query_id, run_id, nugget_id,
+    grade) in one transaction: the one place a version enters the store."""
     with store.transaction() as con:
         con.register("_assigned", rows)
         try:
@@ -83,9 +92,8 @@ def derive_assignments(store: Store, rule: str, name: str, *, round_id: str, tie
         finally:
             con.unregister("_assigned")
         store.sql("record assignment version", "INSERT INTO assignment_versions VALUES (?, ?, ?, ?, "
-                  "?, ?, ?, ?, ?, ?)", [name, nugget_version, utcnow(), f"derived:{rule}", round_id,
-                                        list(rnd.grades), rows.num_rows, n_answers,
-                                        len(topics), json.dumps(params)])
+                  "?, ?, ?, ?, ?, ?)", [name, nugget_version, utcnow(), method, source, grades,
+                                        rows.num_rows, n_answers, len(topics), json.dumps(params)])
     return get_assignment_version(store, name)
 
 
@@ -183,18 +191,8 @@ def import_assignments(store: Store, files: Sequence[str], nugget_version: str, 
     topics = sorted(version_topics(store, nugget_version))
     params = {"files": [str(f) for f in files], "answer_runs": runs, "topics": topics}
     n_answers = sum(one.answers.num_rows for one in read)
-    with store.transaction() as con:
-        con.register("_assigned", table)
-        try:
-            store.sql("store assignments", "INSERT INTO nugget_assignments SELECT version, query_id, "
-                      "run_id, nugget_id, grade FROM _assigned")
-        finally:
-            con.unregister("_assigned")
-        store.sql("record assignment version", "INSERT INTO assignment_versions VALUES (?, ?, ?, ?, "
-                  "?, ?, ?, ?, ?, ?)", [name, nugget_version, utcnow(), "import nuggetizer",
-                                        ", ".join(map(str, files)), [0, 1, 2], table.num_rows,
-                                        n_answers, len(topics), json.dumps(params)])
-    return get_assignment_version(store, name)
+    return _store_version(store, name, nugget_version, "import nuggetizer",
+                          ", ".join(map(str, files)), [0, 1, 2], table, n_answers, topics, params)
 
 
 def version_nuggets_by_text(store: Store, nugget_version: str) -> dict[tuple[str, str], str]:
