@@ -39,6 +39,7 @@ import pyarrow as pa
 from pooling.errors import FormatError, Problem
 from pooling.formats.common import (
     FirstSeen,
+    KeyLines,
     ProblemLog,
     iter_lines,
     json_id,
@@ -312,7 +313,7 @@ def _read_json(path: PathLike, rows: _Rows) -> None:
     if not isinstance(document, dict):
         log.add(1, f"expected an object of topics, found {json_type(document)}")
         return
-    lines = _KeyLines(text)
+    lines = KeyLines(text)
     for topic_key, runs in document.items():
         topic_line = lines.find(topic_key)
         query_id = json_id(log, topic_line, topic_key, "topic id")
@@ -321,7 +322,7 @@ def _read_json(path: PathLike, rows: _Rows) -> None:
                     f"{json_type(runs)}")
             continue
         for run_key, response in runs.items():
-            line = lines.find(run_key, topic_line)
+            line = lines.find(run_key, fallback=topic_line)
             run_id = json_id(log, line, run_key, "run id")
             if not rows.first(line, run_id, query_id):
                 continue
@@ -330,28 +331,6 @@ def _read_json(path: PathLike, rows: _Rows) -> None:
                         f"be text, found {json_type(response)}")
                 continue
             _add_plain(rows, line, run_id, query_id, response)
-
-
-class _KeyLines:
-    """The line where a key of a JSON document is written (a whole-file JSON has one
-    record a key, and a message names the line a person would open)."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self.cursor = 0
-
-    def find(self, key: str, after: int | None = None) -> int:
-        needle = json.dumps(key, ensure_ascii=False)[:-1] + '"'
-        at = self.text.find(needle, self.cursor)
-        if at < 0:
-            return after or 1
-        self.cursor = at + len(needle)
-        lo, hi = 0, len(self.starts)
-        while lo + 1 < hi:
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if self.starts[mid] <= at else (lo, mid)
-        return lo + 1
 
 
 def _read_tsv(path: PathLike, rows: _Rows) -> None:

@@ -6,6 +6,7 @@ its line, like any other, instead of a bare `UnicodeDecodeError` with no locatio
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import sys
@@ -172,6 +173,26 @@ def json_records(path: PathLike, log: ProblemLog) -> Iterator[tuple[int, str, di
             log.add(line, f"expected a JSON object, found {json_type(record)}")
             continue
         yield line, text, record
+
+
+class KeyLines:
+    """The line on which each key of a whole-file JSON document is written, found in the
+    order the keys are read (a message names the line a person would open)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.cursor = 0
+
+    def find(self, key: str, fallback: int = 1) -> int:
+        """The line of `key`'s next occurrence as a JSON string after the last one found
+        (`fallback` when it is not there)."""
+        needle = json.dumps(key, ensure_ascii=False)
+        at = self.text.find(needle, self.cursor)
+        if at < 0:
+            return fallback
+        self.cursor = at + len(needle)
+        return bisect.bisect_right(self.starts, at)
 
 
 def missing_fields(log: ProblemLog, line: int, record: Mapping[str, Any],

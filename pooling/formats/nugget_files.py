@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 from pooling.errors import FormatError, Problem
 from pooling.formats.common import (
     FirstSeen,
+    KeyLines,
     ProblemLog,
     json_id,
     json_records,
@@ -300,23 +301,10 @@ def read_ikat_nuggets(path: PathLike, vital_from: int = IKAT_DEFAULT_VITAL) -> N
     if not isinstance(document, dict):
         raise FormatError([Problem(source, 1, f"expected an object of topics, found "
                                    f"{json_type(document)}")], hint=IKAT_HINT)
-    starts = [0] + [m.end() for m in re.finditer("\n", text)]
-
-    def line_of(key: str, cursor: list[int]) -> int:
-        at = text.find(json.dumps(key, ensure_ascii=False), cursor[0])
-        if at < 0:
-            return 1
-        cursor[0] = at + 1
-        lo, hi = 0, len(starts)
-        while lo + 1 < hi:
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if starts[mid] <= at else (lo, mid)
-        return lo + 1
-
-    cursor = [0]
+    lines = KeyLines(text)
     rows: list[dict[str, Any]] = []
     for topic, nuggets in document.items():
-        tline = line_of(topic, cursor)
+        tline = lines.find(topic)
         query_id = json_id(log, tline, topic, "topic id")
         if not isinstance(nuggets, dict):
             log.add(tline, f"topic {shown(topic)}: expected an object of numbered nuggets, found "
@@ -324,7 +312,7 @@ def read_ikat_nuggets(path: PathLike, vital_from: int = IKAT_DEFAULT_VITAL) -> N
             continue
         numbered = []
         for key, nugget in nuggets.items():
-            nline = line_of(key, cursor)
+            nline = lines.find(key)
             match = _IKAT_KEY.match(key)
             if match is None:
                 log.add(nline, f"topic {shown(topic)}: nugget key {shown(key)} is not a number in "

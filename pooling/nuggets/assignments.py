@@ -84,13 +84,8 @@ def _store_version(store: Store, name: str, nugget_version: str, method: str, so
                    params: dict) -> AssignmentVersion:
     """Store an assignment version and its rows (version, query_id, run_id, nugget_id,
     grade) in one transaction: the one place a version enters the store."""
-    with store.transaction() as con:
-        con.register("_assigned", rows)
-        try:
-            store.sql("store assignments", "INSERT INTO nugget_assignments SELECT version, query_id, "
-                      "run_id, nugget_id, grade FROM _assigned")
-        finally:
-            con.unregister("_assigned")
+    with store.transaction():
+        store.insert_arrow("store assignments", "nugget_assignments", rows)
         store.sql("record assignment version", "INSERT INTO assignment_versions VALUES (?, ?, ?, ?, "
                   "?, ?, ?, ?, ?, ?)", [name, nugget_version, utcnow(), method, source, grades,
                                         rows.num_rows, n_answers, len(topics), json.dumps(params)])

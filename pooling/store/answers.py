@@ -12,7 +12,6 @@ from the file with `add_topics` (its question text, or the id alone where it has
 
 from __future__ import annotations
 
-import hashlib
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ import pyarrow.compute as pc
 
 from pooling.errors import FormatError, Problem, StoreError
 from pooling.formats.answers import ANSWERS_SCHEMA, AnswerFile, read_answers, write_answers
-from pooling.formats.source import read_file_bytes
+from pooling.formats.source import sha256_file
 from pooling.store.database import Database, utcnow
 from pooling.store.imports import already_imported, prior_imports
 from pooling.store.runs import import_run_table
@@ -69,7 +68,7 @@ def import_answers(
     problems: list[Problem] = []
     for path in files:
         try:
-            read.append((read_answers(path, format), _sha256(path)))
+            read.append((read_answers(path, format), sha256_file(path)))
         except FormatError as exc:
             problems += exc.problems
     if problems:
@@ -86,10 +85,6 @@ def import_answers(
             report.topics_added += _topics(store, answer_file, add_topics)
             report.items += _insert(store, answer_file, sha, references_as_run, team, description)
     return report
-
-
-def _sha256(path: str | Path) -> str:
-    return hashlib.sha256(read_file_bytes(path)).hexdigest()
 
 
 def _refuse_taken(store: Database, answer_file: AnswerFile, references_as_run: bool) -> None:
@@ -124,29 +119,18 @@ def _topics(store: Database, answer_file: AnswerFile, add: bool) -> list[str]:
                     strict=True):
         if titles.get(q) is None:
             titles[q] = t
-    _insert_arrow(store, "topics", pa.table({
+    store.insert_arrow("add topics from answers", "topics", pa.table({
         "query_id": pa.array(list(titles), pa.string()),
         "title": pa.array(list(titles.values()), pa.string()),
         "source": pa.array([answer_file.source] * len(titles), pa.string())}))
     return missing
 
 
-def _insert_arrow(store: Database, target: str, rows: pa.Table) -> None:
-    """Append an Arrow table to the store table `target`, by column name (one statement)."""
-    view = "_answer_rows"
-    names = ", ".join(rows.column_names)
-    store.con.register(view, rows)
-    try:
-        store.sql(f"store {target}", f"INSERT INTO {target} ({names}) SELECT {names} FROM {view}")
-    finally:
-        store.con.unregister(view)
-
-
 def _insert(store: Database, answer_file: AnswerFile, sha: str, references_as_run: bool,
             team: str | None, description: str | None) -> list[ImportedAnswers]:
     answers, sentences = answer_file.answers, answer_file.sentences
-    _insert_arrow(store, "answers", answers)
-    _insert_arrow(store, "answer_sentences", sentences)
+    store.insert_arrow("store answers", "answers", answers)
+    store.insert_arrow("store answer sentences", "answer_sentences", sentences)
     items = []
     now = utcnow()
     for run_id in answer_file.run_ids:

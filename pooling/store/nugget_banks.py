@@ -17,7 +17,6 @@ nugget goes last among its importance, `move` places it between others.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 from collections.abc import Iterable, Mapping
@@ -36,7 +35,7 @@ from pooling.formats.nugget_files import (
     read_nuggets,
     write_nuggets,
 )
-from pooling.formats.source import display_name, read_file_bytes
+from pooling.formats.source import display_name, sha256_file
 from pooling.store.database import Database, utcnow
 
 ACTIONS = ("add", "reword", "grade", "merge", "delete", "move")
@@ -162,13 +161,7 @@ def _append(store: Database, rows: list[dict[str, Any]]) -> None:
         ("action", pa.string()), ("text", pa.string()), ("importance", pa.string()),
         ("position", pa.float64()), ("merged_into", pa.string()), ("provenance", pa.string()),
         ("made_by", pa.string()), ("made_at", pa.timestamp("us")), ("note", pa.string())]))
-    view = "_nugget_edit_rows"
-    names = ", ".join(table.column_names)
-    store.con.register(view, table)
-    try:
-        store.sql("record nugget edits", f"INSERT INTO nugget_edits ({names}) SELECT {names} FROM {view}")
-    finally:
-        store.con.unregister(view)
+    store.insert_arrow("record nugget edits", "nugget_edits", table)
 
 
 def _edit(bank: str, query_id: str, nugget_id: str, action: str, made_by: str | None,
@@ -345,14 +338,7 @@ def freeze(store: Database, bank: str, name: str | None = None, *, method: str =
         known = set(topics) | (set(version_topics(store, latest[0])) if latest else set())
         empty = sorted(known - with_nuggets)
         rows = current.append_column("version", pa.array([name] * current.num_rows, pa.string()))
-        view = "_nugget_rows"
-        store.con.register(view, rows)
-        try:
-            store.sql("freeze nuggets", "INSERT INTO nuggets (version, query_id, nugget_id, position, "
-                      "text, importance, provenance, made_by) SELECT version, query_id, nugget_id, "
-                      f"position, text, importance, provenance, made_by FROM {view}")
-        finally:
-            store.con.unregister(view)
+        store.insert_arrow("freeze nuggets", "nuggets", rows)
         store.sql("record nugget version", "INSERT INTO nugget_versions VALUES (?, ?, ?, ?, ?, ?, "
                   "?, ?, ?, ?)", [name, bank, utcnow(), method, source, sha256, last,
                                   current.num_rows, len(with_nuggets) + len(empty),
@@ -413,7 +399,7 @@ def import_nuggets(store: Database, path: str | Path, bank: str, *, format: str 
     if fmt not in NUGGET_FORMATS:
         raise StoreError(f"unknown nugget format {fmt!r}; use one of {', '.join(NUGGET_FORMATS)}")
     source = display_name(path)
-    sha = hashlib.sha256(read_file_bytes(path)).hexdigest()
+    sha = sha256_file(path)
     done = store.one("find nugget import", "SELECT name, n_nuggets, n_topics FROM nugget_versions "
                      "WHERE sha256 = ? AND bank = ?", [sha, bank])
     if done is not None:
