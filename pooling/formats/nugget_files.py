@@ -71,7 +71,9 @@ ASSIGNED_SCHEMA = pa.schema([
     ("grade", pa.int8()),
 ])
 # Support grades as the judging scale stores them; a model's `failed` counts as none.
-SUPPORT_GRADES = {"not_support": 0, "partial_support": 1, "support": 2, "failed": 0}
+FULL_SUPPORT, PARTIAL_SUPPORT, NO_SUPPORT = 2, 1, 0
+SUPPORT_GRADES = {"not_support": NO_SUPPORT, "partial_support": PARTIAL_SUPPORT,
+                  "support": FULL_SUPPORT, "failed": NO_SUPPORT}
 ANSWER_KEYS_SCHEMA = pa.schema([("run_id", pa.string()), ("query_id", pa.string()),
                                 ("line", pa.int64())])
 

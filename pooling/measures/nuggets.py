@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pooling.formats.nugget_files import FULL_SUPPORT, PARTIAL_SUPPORT
+
 # Canonical names, in the order they print, and what each counts.
 NUGGET_MEASURES = ("strict_vital", "strict_all", "vital", "all")
 DESCRIPTIONS = {
@@ -38,11 +40,8 @@ ALIASES = {**{f"{m}_score": m for m in NUGGET_MEASURES},
            "nugget_vital": "vital", "nugget_all": "all"}
 GROUP = "nuggets"  # asks for all four
 
-# Support grades as the judging scale stores them (not_support 0, partial 1, support 2).
-SUPPORT, PARTIAL, NONE = 2, 1, 0
-SUPPORT_GRADES = {"support": SUPPORT, "partial_support": PARTIAL, "not_support": NONE,
-                  "failed": NONE}
-IMPORTANCE = ("vital", "okay")
+# The support grades a reader converts nuggetizer's labels to (one rule, in the reader).
+SUPPORT, PARTIAL = FULL_SUPPORT, PARTIAL_SUPPORT
 
 
 def canonical_nugget_measure(name: str) -> str | None:
